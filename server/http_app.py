@@ -1,0 +1,109 @@
+"""HTTP endpoints next to the device socket: OTA (device-protocol.md "OTA endpoint"), health,
+and metrics (bearer token).
+
+OTA is the one endpoint a device reaches before it has any credential, so it never hands a token
+to an unknown device under ``auth.enrollment: approve``: that device gets an activation code.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from config.settings import HearthSettings
+from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
+from server.devices import DeviceRegistry
+
+log = structlog.get_logger(__name__)
+ACTIVATION_TIMEOUT_MS = 30000
+
+
+@dataclass
+class HttpServices:
+    settings: HearthSettings
+    authority: TokenAuthority
+    devices: DeviceRegistry
+    metrics_token: str
+    wall_clock: Callable[[], float] = time.time
+
+
+def websocket_url(settings: HearthSettings, request: Request) -> str:
+    host = settings.server.public_host or (request.url.hostname or "127.0.0.1")
+    return f"ws://{host}:{settings.server.ws_port}/xiaozhi/v1/"
+
+
+def build_http_app(services: HttpServices) -> Starlette:
+    settings = services.settings
+
+    async def ota(request: Request) -> Response:
+        device = request.headers.get("device-id", "")
+        client = request.headers.get("client-id", "").strip()
+        if not device or not client:
+            return JSONResponse({"success": False, "message": "request error."}, status_code=400)
+        device = normalise_mac(device)
+        if not MAC_PATTERN.match(device):
+            return JSONResponse({"error": "Invalid device ID"}, status_code=400)
+        now = services.wall_clock()
+        body: dict[str, object] = {
+            "server_time": {"timestamp": int(now * 1000), "timezone_offset": _tz_offset_minutes()},
+            "firmware": {"version": _firmware_version(request), "url": ""},
+        }
+        approved = settings.auth.enrollment == "open" or await services.devices.is_approved(device)
+        ws: dict[str, object] = {"url": websocket_url(settings, request)}
+        if not settings.auth.enabled or approved:
+            ws["token"] = services.authority.mint(device, client, now)
+            body["websocket"] = ws
+            log.info("ota.token_issued", device=device)
+        else:
+            code = await services.devices.pending_code(device, client)
+            body["websocket"] = ws
+            body["activation"] = {
+                "code": code,
+                "message": f"hearth device approve {code}\n{code}",
+                "challenge": device,
+                "timeout_ms": ACTIVATION_TIMEOUT_MS,
+            }
+            log.info("ota.activation_pending", device=device, code=code)
+        return JSONResponse(body)
+
+    async def activate(request: Request) -> Response:
+        device = normalise_mac(request.headers.get("device-id", ""))
+        if settings.auth.enrollment == "open" or await services.devices.is_approved(device):
+            return PlainTextResponse("success")
+        return PlainTextResponse("waiting for approval", status_code=202)
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok"})
+
+    async def metrics(request: Request) -> Response:
+        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(supplied.encode(), services.metrics_token.encode()):
+            return JSONResponse({"error": "metrics need Authorization: Bearer <token>"}, 401)
+        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+
+    return Starlette(
+        routes=[
+            Route("/xiaozhi/ota/", ota, methods=["GET", "POST"]),
+            Route("/xiaozhi/ota/activate", activate, methods=["POST"]),
+            Route("/health", health),
+            Route("/metrics", metrics),
+        ]
+    )
+
+
+def _firmware_version(request: Request) -> str:
+    agent = request.headers.get("user-agent", "")
+    return agent.rpartition("/")[2] or "0.0.0"
+
+
+def _tz_offset_minutes() -> int:
+    return -time.timezone // 60 if not time.daylight else -time.altzone // 60

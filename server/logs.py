@@ -1,0 +1,31 @@
+"""Structured logging set-up (structlog): event name + key-values, console or JSON lines."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import structlog
+
+
+def configure_logging(level: str = "info", fmt: str = "console") -> None:
+    numeric = logging.getLevelName(level.upper())
+    logging.basicConfig(format="%(message)s", stream=sys.stderr, level=numeric, force=True)
+    for noisy in ("websockets", "httpx", "uvicorn.access", "openai", "httpcore"):
+        logging.getLogger(noisy).setLevel(max(numeric, logging.WARNING))
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer()
+        if fmt == "json"
+        else structlog.dev.ConsoleRenderer(colors=sys.stderr.isatty())
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso"),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        cache_logger_on_first_use=True,
+    )

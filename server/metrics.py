@@ -1,0 +1,28 @@
+"""Every Prometheus metric Hearth exports, in one place."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+_LATENCY_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10)
+
+CONNECTIONS = Gauge("hearth_device_connections", "Open device WebSocket sessions")
+HANDSHAKES_REFUSED = Counter(
+    "hearth_device_handshakes_refused_total", "Device handshakes refused", ["reason"]
+)
+PROTOCOL_ERRORS = Counter(
+    "hearth_device_protocol_errors_total", "Protocol violations and malformed messages", ["kind"]
+)
+TURNS = Counter("hearth_turns_total", "Conversation turns started", ["kind"])
+FIRST_AUDIO = Histogram(
+    "hearth_turn_first_audio_seconds",
+    "Text received → first Opus frame sent (TTFA)",
+    buckets=_LATENCY_BUCKETS,
+)
+SERVER_ADDED = Histogram(
+    "hearth_turn_server_added_seconds",
+    "TTFA minus time spent waiting on LLM and TTS providers",
+    buckets=_LATENCY_BUCKETS,
+)
+PROVIDER_ERRORS = Counter("hearth_provider_errors_total", "Provider failures", ["provider"])
+SESSIONS_ENDED = Counter("hearth_sessions_ended_total", "Device sessions ended", ["reason"])

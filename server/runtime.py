@@ -1,0 +1,216 @@
+"""Wiring: settings → engines → device server, HTTP server, worker; and orderly shutdown.
+
+``hearth up`` (embedded) starts a private Redis and the local LLM when none is configured and runs
+the arq worker in-process; ``hearth serve`` expects external Redis and LLM endpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import structlog
+import uvicorn
+from arq.connections import ArqRedis, create_pool
+from redis.asyncio import Redis
+
+from config.secrets import secret_value
+from config.settings import HearthSettings, SettingsError
+from providers.llm import ChatLLM, OpenAICompatibleLLM
+from providers.processes import EmbeddedRedis, LocalLLMServer
+from providers.tts import build_tts
+from server.auth import TokenAuthority
+from server.devices import DeviceRegistry
+from server.http_app import HttpServices, build_http_app
+from server.session import SessionServices
+from server.tools import ToolRegistry
+from server.turn import TurnServices
+from server.ws_server import DeviceServer
+from workers.enqueue import EnqueueOnSessionEnd
+from workers.settings import build_worker, redis_settings
+
+log = structlog.get_logger(__name__)
+Mode = Literal["up", "serve"]
+
+
+def redis_url_file(settings: HearthSettings) -> Path:
+    """Where ``hearth up`` publishes its private Redis URL for operator commands (0600)."""
+    return settings.data_dir / "run" / "redis.url"
+
+
+def authority_for(settings: HearthSettings) -> TokenAuthority:
+    key = secret_value(settings.auth.secret, settings.data_dir, "auth_key")
+    return TokenAuthority(key.encode(), settings.auth.token_ttl_days * 86400)
+
+
+def build_llm(settings: HearthSettings, base_url: str) -> ChatLLM:
+    return OpenAICompatibleLLM(
+        base_url=base_url,
+        model=settings.llm.model if settings.llm.base_url else "local",
+        api_key=settings.llm.api_key.get_secret_value(),
+        timeout_s=settings.llm.timeout_s,
+        temperature=settings.llm.temperature,
+        max_tokens=settings.llm.max_tokens,
+    )
+
+
+@dataclass
+class Engines:
+    redis_url: str
+    llm_base_url: str
+    children: list[EmbeddedRedis | LocalLLMServer] = field(default_factory=list)
+
+    def stop(self) -> None:
+        for child in reversed(self.children):
+            child.stop()
+
+
+async def start_engines(settings: HearthSettings, mode: Mode) -> Engines:
+    engines = Engines(redis_url=settings.redis.url or "", llm_base_url=settings.llm.base_url or "")
+    try:
+        if not engines.redis_url:
+            if mode == "serve":
+                raise SettingsError("redis.url", "required for `hearth serve` (HEARTH_REDIS__URL)")
+            redis = EmbeddedRedis(settings.data_dir)
+            await redis.start()
+            engines.children.append(redis)
+            engines.redis_url = redis.url
+            _publish(redis_url_file(settings), redis.url)
+        if not engines.llm_base_url:
+            if mode == "serve":
+                raise SettingsError("llm.base_url", "required for `hearth serve`")
+            model = settings.resolve(settings.local_llm.model_file)
+            llm = LocalLLMServer(settings.local_llm, model, settings.data_dir)
+            log.info("local_llm.starting", model=str(model))
+            await llm.start()
+            engines.children.append(llm)
+            engines.llm_base_url = llm.base_url
+    except BaseException:
+        engines.stop()
+        raise
+    return engines
+
+
+def _publish(path: Path, value: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600, exist_ok=True)
+    path.write_text(value)
+
+
+@contextlib.asynccontextmanager
+async def device_stack(
+    settings: HearthSettings, llm: ChatLLM, arq: ArqRedis
+) -> AsyncIterator[tuple[DeviceServer, EnqueueOnSessionEnd]]:
+    """The device-facing services, built from live engines (also used by tests and benches)."""
+    tools = ToolRegistry()
+    turn = TurnServices(
+        llm=llm,
+        tts=build_tts(settings.tts),
+        tools=tools,
+        audio=settings.audio,
+        session=settings.session,
+        system_prompt=settings.llm.system_prompt,
+    )
+    hook = EnqueueOnSessionEnd(arq, settings.data_dir / "spool")
+    host = settings.server.public_host or "127.0.0.1"
+    services = SessionServices(
+        turn=turn,
+        hello_timeout_s=settings.server.hello_timeout_s,
+        idle_timeout_s=settings.server.idle_timeout_s,
+        max_malformed=settings.server.max_malformed_messages,
+        vision_url=f"http://{host}:{settings.server.http_port}/mcp/vision/explain",
+        end_hooks=[hook],
+    )
+    authority = authority_for(settings) if settings.auth.enabled else None
+    server = DeviceServer(services, authority, max_message_bytes=settings.server.max_message_bytes)
+    yield server, hook
+
+
+async def run(settings: HearthSettings, mode: Mode) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    engines = await start_engines(settings, mode)
+    try:
+        await _serve(settings, mode, engines, stop)
+    finally:
+        engines.stop()
+        with contextlib.suppress(FileNotFoundError):
+            if mode == "up" and settings.redis.url is None:
+                redis_url_file(settings).unlink()
+        log.info("hearth.stopped")
+
+
+async def _serve(
+    settings: HearthSettings, mode: Mode, engines: Engines, stop: asyncio.Event
+) -> None:
+    redis = Redis.from_url(engines.redis_url)
+    arq = await create_pool(redis_settings(engines.redis_url))
+    llm = build_llm(settings, engines.llm_base_url)
+    tasks: list[asyncio.Task[object]] = []
+    try:
+        async with device_stack(settings, llm, arq) as (devices, hook):
+            ws = await devices.start(settings.server.host, settings.server.ws_port)
+            http_services = HttpServices(
+                settings=settings,
+                authority=authority_for(settings),
+                devices=DeviceRegistry(redis),
+                metrics_token=secret_value(
+                    settings.auth.metrics_token, settings.data_dir, "metrics_token"
+                ),
+            )
+            http = _QuietServer(
+                uvicorn.Config(
+                    build_http_app(http_services),
+                    host=settings.server.host,
+                    port=settings.server.http_port,
+                    log_level="warning",
+                    lifespan="off",
+                )
+            )
+            tasks.append(asyncio.create_task(http.serve()))
+            tasks.append(asyncio.create_task(hook.drain_forever()))
+            if mode == "up":
+                worker = build_worker(engines.redis_url, handle_signals=False)
+                tasks.append(asyncio.create_task(worker.async_run()))
+            log.info(
+                "hearth.ready",
+                mode=mode,
+                devices=f"ws://{settings.server.host}:{settings.server.ws_port}/xiaozhi/v1/",
+                ota=f"http://{settings.server.host}:{settings.server.http_port}/xiaozhi/ota/",
+                llm=engines.llm_base_url,
+            )
+            await stop.wait()
+            log.info("hearth.stopping")
+            ws.close()
+            await ws.wait_closed()
+            http.should_exit = True
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await arq.aclose()
+        await redis.aclose()
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handling: ``run`` owns SIGINT/SIGTERM for every part."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def run_worker(settings: HearthSettings) -> None:
+    if not settings.redis.url:
+        raise SettingsError("redis.url", "required for `hearth worker` (HEARTH_REDIS__URL)")
+    worker = build_worker(settings.redis.url)
+    await worker.async_run()

@@ -1,0 +1,140 @@
+"""Shared fixtures: a real Redis, a scripted LLM on loopback, a running Hearth device stack."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import subprocess
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis as redis_sync
+from arq.connections import ArqRedis, create_pool
+from redis.asyncio import Redis
+
+from bench.device_client import DeviceClient
+from config.settings import HearthSettings, load_settings
+from providers.processes import free_port
+from server.auth import TokenAuthority
+from server.runtime import authority_for, build_llm, device_stack
+from server.ws_server import DeviceServer
+from tests.support.scripted_llm import ScriptedLLM
+from workers.enqueue import EnqueueOnSessionEnd
+from workers.settings import redis_settings
+
+TEST_SECRET = "test-secret-" + "x" * 20
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server: HEARTH_TEST_REDIS_URL if CI started one, else our own."""
+    configured = os.environ.get("HEARTH_TEST_REDIS_URL")
+    if configured:
+        yield configured
+        return
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is required for the tests (make test installs it)"
+    port = free_port()
+    password = secrets.token_urlsafe(12)
+    folder = tmp_path_factory.mktemp("redis")
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--requirepass", password,
+         "--dir", str(folder), "--save", "", "--appendonly", "no"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    url = f"redis://:{password}@127.0.0.1:{port}/0"
+    client = redis_sync.Redis.from_url(url)
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            client.ping()
+            break
+        except redis_sync.ConnectionError:
+            assert time.monotonic() < deadline, "redis-server did not start"
+            time.sleep(0.02)
+    yield url
+    proc.terminate()
+    proc.wait(10)
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_url)
+    await client.flushdb()
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def scripted_llm() -> AsyncIterator[ScriptedLLM]:
+    llm = ScriptedLLM()
+    await llm.start()
+    yield llm
+    await llm.stop()
+
+
+def make_settings(data_dir: Path, **overrides: Any) -> HearthSettings:
+    base: dict[str, Any] = {
+        "data_dir": data_dir,
+        "auth": {"secret": TEST_SECRET},
+        "server": {"ws_port": 0, "http_port": 0, "host": "127.0.0.1"},
+        "audio": {"tail_ms": 0},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            base[key] = {**base[key], **value}
+        else:
+            base[key] = value
+    return load_settings(**base)
+
+
+@dataclass
+class RunningHearth:
+    settings: HearthSettings
+    server: DeviceServer
+    hook: EnqueueOnSessionEnd
+    arq: ArqRedis
+    llm: ScriptedLLM
+    port: int
+    authority: TokenAuthority
+
+    @property
+    def url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/xiaozhi/v1/"
+
+    def device(self, device_id: str | None = None, **kwargs: Any) -> DeviceClient:
+        device_id = device_id or ":".join(f"{b:02x}" for b in secrets.token_bytes(6))
+        client_id = str(uuid.uuid4())
+        token = self.authority.mint(device_id, client_id, time.time())
+        return DeviceClient(self.url, device_id, client_id, token, **kwargs)
+
+
+@pytest.fixture
+def hearth_overrides() -> dict[str, Any]:
+    return {}
+
+
+@pytest.fixture
+async def hearth(
+    tmp_path: Path,
+    redis: Redis,
+    redis_url: str,
+    scripted_llm: ScriptedLLM,
+    hearth_overrides: dict[str, Any],
+) -> AsyncIterator[RunningHearth]:
+    settings = make_settings(tmp_path, llm={"base_url": scripted_llm.base_url}, **hearth_overrides)
+    arq = await create_pool(redis_settings(redis_url))
+    llm = build_llm(settings, scripted_llm.base_url)
+    async with device_stack(settings, llm, arq) as (server, hook):
+        ws = await server.start("127.0.0.1", 0)
+        port = next(iter(ws.sockets)).getsockname()[1]
+        yield RunningHearth(settings, server, hook, arq, scripted_llm, port, authority_for(settings))
+        ws.close()
+        await ws.wait_closed()
+    await arq.aclose()

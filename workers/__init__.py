@@ -1,0 +1,1 @@
+"""arq worker and the jobs that run after a device disconnects (the write path)."""

@@ -1,0 +1,84 @@
+"""The session-ended hook that hands a transcript to the worker through arq.
+
+If Redis cannot take the job, the transcript is spooled to disk and enqueued later by
+``drain_spool`` — a disconnect never loses a conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import orjson
+import structlog
+from arq.connections import ArqRedis
+from redis.exceptions import RedisError
+
+from server.session import SessionRecord
+from workers.jobs import REMEMBER_SESSION
+from workers.settings import QUEUE
+
+log = structlog.get_logger(__name__)
+SPOOL_RETRY_S = 5.0
+
+
+def record_payload(record: SessionRecord) -> dict[str, Any]:
+    payload = dataclasses.asdict(record)
+    payload["transcript"] = [u.as_json() for u in record.transcript]
+    return payload
+
+
+class EnqueueOnSessionEnd:
+    """One job per session, ``_job_id`` = session id, so a repeated enqueue is a no-op."""
+
+    def __init__(self, arq: ArqRedis, spool_dir: Path) -> None:
+        self.arq = arq
+        self.spool_dir = spool_dir
+
+    async def session_ended(self, record: SessionRecord) -> None:
+        if not record.transcript:
+            return
+        payload = record_payload(record)
+        try:
+            await self._enqueue(payload)
+        except (RedisError, OSError) as exc:
+            path = self._spool(payload)
+            log.error("session.spooled", session=record.session_id, path=str(path), error=str(exc))
+
+    async def _enqueue(self, payload: dict[str, Any]) -> None:
+        job = await self.arq.enqueue_job(
+            REMEMBER_SESSION, payload, _job_id=payload["session_id"], _queue_name=QUEUE
+        )
+        log.info("session.enqueued", session=payload["session_id"], new=job is not None)
+
+    def _spool(self, payload: dict[str, Any]) -> Path:
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        path = self.spool_dir / f"{payload['session_id']}.json"
+        partial = path.with_suffix(".tmp")
+        partial.write_bytes(orjson.dumps(payload))
+        partial.replace(path)
+        return path
+
+    def spooled(self) -> list[Path]:
+        return sorted(self.spool_dir.glob("*.json")) if self.spool_dir.exists() else []
+
+    async def drain_spool(self) -> int:
+        """Enqueue every spooled transcript; stop at the first Redis failure. Returns count."""
+        done = 0
+        for path in self.spooled():
+            payload = orjson.loads(path.read_bytes())
+            try:
+                await self._enqueue(payload)
+            except (RedisError, OSError) as exc:
+                log.warning("spool.redis_unavailable", error=str(exc), waiting=len(self.spooled()))
+                break
+            path.unlink()
+            done += 1
+        return done
+
+    async def drain_forever(self) -> None:
+        while True:
+            await self.drain_spool()
+            await asyncio.sleep(SPOOL_RETRY_S)
