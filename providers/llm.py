@@ -84,9 +84,11 @@ class OpenAICompatibleLLM:
         if tools:
             kwargs["tools"] = tools
         partial: dict[int, _PartialCall] = {}
+        chunks = 0
         try:
             response = await self._client.chat.completions.create(**kwargs)
             async for chunk in response:
+                chunks += 1
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta
@@ -108,6 +110,8 @@ class OpenAICompatibleLLM:
         except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
             # A body that is not a chat completion stream ("garbage") lands here.
             raise PermanentProviderError(self.name, f"unusable response: {exc}") from exc
+        if chunks == 0:
+            raise PermanentProviderError(self.name, "response held no completion chunks")
         calls = [
             ToolCall(slot.id or f"call_{index}", slot.name, "".join(slot.arguments) or "{}")
             for index, slot in sorted(partial.items())

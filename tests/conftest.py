@@ -134,7 +134,45 @@ async def hearth(
     async with device_stack(settings, llm, arq) as (server, hook):
         ws = await server.start("127.0.0.1", 0)
         port = next(iter(ws.sockets)).getsockname()[1]
-        yield RunningHearth(settings, server, hook, arq, scripted_llm, port, authority_for(settings))
+        yield RunningHearth(
+            settings, server, hook, arq, scripted_llm, port, authority_for(settings)
+        )
         ws.close()
         await ws.wait_closed()
     await arq.aclose()
+
+
+@dataclass
+class RunningHttp:
+    base_url: str
+    services: Any
+
+
+@pytest.fixture
+async def http_app(hearth: RunningHearth, redis: Redis) -> AsyncIterator[RunningHttp]:
+    """The OTA/health/metrics app on loopback, advertising the running device server."""
+    import contextlib
+
+    import uvicorn
+
+    from server.devices import DeviceRegistry
+    from server.http_app import HttpServices, build_http_app
+
+    server_settings = hearth.settings.server.model_copy(update={"ws_port": hearth.port})
+    settings = hearth.settings.model_copy(update={"server": server_settings})
+    services = HttpServices(settings, hearth.authority, DeviceRegistry(redis), "metrics-secret")
+    port = free_port()
+    config = uvicorn.Config(
+        build_http_app(services), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
+    import asyncio
+
+    task = asyncio.create_task(server.serve())
+    async with asyncio.timeout(10):
+        while not server.started:
+            await asyncio.sleep(0.01)
+    yield RunningHttp(f"http://127.0.0.1:{port}", services)
+    server.should_exit = True
+    await task

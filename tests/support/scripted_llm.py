@@ -84,7 +84,9 @@ class ScriptedLLM:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
         app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
+        )
         self._server = uvicorn.Server(config)
         self._server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
         self._task = asyncio.create_task(self._server.serve())
