@@ -69,12 +69,12 @@ class DeviceClient:
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
 
-    async def connect(self, hello: dict[str, Any] | None = None, timeout: float = 10) -> None:
+    async def connect(self, hello: dict[str, Any] | None = None, within_s: float = 10) -> None:
         self.ws = await connect(
-            self.url, additional_headers=self.headers(), open_timeout=timeout, max_size=2**20
+            self.url, additional_headers=self.headers(), open_timeout=within_s, max_size=2**20
         )
         await self.ws.send(orjson.dumps(hello or HELLO).decode())
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(within_s):
             while True:
                 message = await self.recv_json()
                 if message and message.get("type") == "hello":
@@ -119,13 +119,13 @@ class DeviceClient:
             {"type": "mcp", "payload": {"jsonrpc": "2.0", "id": payload["id"], "result": result}}
         )
 
-    async def ask(self, text: str, timeout: float = 60) -> TurnResult:
+    async def ask(self, text: str, within_s: float = 60) -> TurnResult:
         """listen start + listen detect(text), then collect until tts stop (§1.8 D)."""
         assert self.ws is not None
         await self.send_json({"type": "listen", "state": "start", "mode": "auto"})
         result = TurnResult(sent_at=time.perf_counter())
         await self.send_json({"type": "listen", "state": "detect", "text": text})
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout(within_s):
             while True:
                 raw = await self.ws.recv()
                 now = time.perf_counter()

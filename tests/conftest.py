@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import secrets
 import shutil
@@ -23,8 +24,10 @@ from config.settings import HearthSettings, load_settings
 from providers.processes import free_port
 from server.auth import TokenAuthority
 from server.runtime import authority_for, build_llm, device_stack
+from server.session import SessionRecord
 from server.ws_server import DeviceServer
 from tests.support.scripted_llm import ScriptedLLM
+from tests.support.waiting import wait_until
 from workers.enqueue import EnqueueOnSessionEnd
 from workers.settings import redis_settings
 
@@ -94,6 +97,24 @@ def make_settings(data_dir: Path, **overrides: Any) -> HearthSettings:
     return load_settings(**base)
 
 
+class SessionsEnded:
+    """Test hook: records ended sessions (after the enqueue hook ran) and wakes waiters."""
+
+    def __init__(self) -> None:
+        self.records: dict[str, SessionRecord] = {}
+        self._changed = asyncio.Condition()
+
+    async def session_ended(self, record: SessionRecord) -> None:
+        async with self._changed:
+            self.records[record.session_id] = record
+            self._changed.notify_all()
+
+    async def wait_for(self, session_id: str, within_s: float = 5.0) -> SessionRecord:
+        async with asyncio.timeout(within_s), self._changed:
+            await self._changed.wait_for(lambda: session_id in self.records)
+            return self.records[session_id]
+
+
 @dataclass
 class RunningHearth:
     settings: HearthSettings
@@ -103,6 +124,7 @@ class RunningHearth:
     llm: ScriptedLLM
     port: int
     authority: TokenAuthority
+    ended: SessionsEnded
 
     @property
     def url(self) -> str:
@@ -132,10 +154,12 @@ async def hearth(
     arq = await create_pool(redis_settings(redis_url))
     llm = build_llm(settings, scripted_llm.base_url)
     async with device_stack(settings, llm, arq) as (server, hook):
+        ended = SessionsEnded()
+        server.services.end_hooks.append(ended)
         ws = await server.start("127.0.0.1", 0)
         port = next(iter(ws.sockets)).getsockname()[1]
         yield RunningHearth(
-            settings, server, hook, arq, scripted_llm, port, authority_for(settings)
+            settings, server, hook, arq, scripted_llm, port, authority_for(settings), ended
         )
         ws.close()
         await ws.wait_closed()
@@ -167,12 +191,8 @@ async def http_app(hearth: RunningHearth, redis: Redis) -> AsyncIterator[Running
     )
     server = uvicorn.Server(config)
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    import asyncio
-
     task = asyncio.create_task(server.serve())
-    async with asyncio.timeout(10):
-        while not server.started:
-            await asyncio.sleep(0.01)
+    await wait_until(lambda: server.started, within_s=10)
     yield RunningHttp(f"http://127.0.0.1:{port}", services)
     server.should_exit = True
     await task

@@ -135,9 +135,7 @@ async def test_session_end_enqueues_transcript_once(hearth: RunningHearth) -> No
     await device.ask("我老婆对海鲜过敏")
     session_id = device.session_id
     await device.close()
-    async with asyncio.timeout(5):
-        while not await hearth.arq.exists(f"arq:job:{session_id}"):
-            await asyncio.sleep(0.01)
+    await hearth.ended.wait_for(session_id)
     queued = await hearth.arq.queued_jobs(queue_name="hearth:queue")
     mine = [j for j in queued if j.job_id == session_id]
     assert len(mine) == 1 and mine[0].function == REMEMBER_SESSION
@@ -282,9 +280,9 @@ async def test_device_vanishing_mid_reply_does_not_disturb_others(hearth: Runnin
     assert (await other.ask("在吗")).text == "在的。"
     await other.close()
     # the vanished session still handed its transcript over
-    async with asyncio.timeout(5):
-        while not await hearth.arq.exists(f"arq:job:{leaver.session_id}"):
-            await asyncio.sleep(0.01)
+    record = await hearth.ended.wait_for(leaver.session_id)
+    assert record.end_reason in {"connection_lost", "closed_by_device"}
+    assert await hearth.arq.exists(f"arq:job:{leaver.session_id}")
 
 
 async def test_llm_down_gives_a_spoken_apology(hearth: RunningHearth) -> None:

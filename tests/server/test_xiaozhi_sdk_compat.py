@@ -10,6 +10,7 @@ from xiaozhi_sdk import XiaoZhiWebsocket
 
 from tests.conftest import RunningHearth, RunningHttp
 from tests.support.scripted_llm import Reply
+from tests.support.waiting import wait_until
 
 MAC = "aa:bb:cc:00:11:22"
 
@@ -36,8 +37,9 @@ async def test_xiaozhi_sdk_completes_ota_hello_mcp_and_a_text_turn(
         async with asyncio.timeout(20):
             assert await sdk.init_connection(MAC)
             # the SDK answered our MCP initialize (it needs capabilities.vision) and tools/list
-            while not any(s.mcp and s.mcp.server_info for s in hearth.server.sessions):
-                await asyncio.sleep(0.01)
+            await wait_until(
+                lambda: any(s.mcp and s.mcp.server_info for s in hearth.server.sessions)
+            )
             session = next(iter(hearth.server.sessions))
             assert session.mcp is not None
             device_info = session.mcp.server_info

@@ -20,6 +20,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from tests.support.waiting import wait_until
+
 
 @dataclass
 class Reply:
@@ -70,10 +72,12 @@ class ScriptedLLM:
             for i in range(0, len(text), 3):
                 yield _chunk({"content": text[i : i + 3]})
             for index, call in enumerate(reply.tool_calls):
-                yield _chunk({"tool_calls": [{"index": index, "id": f"call_{index}", "type": "function",
-                    "function": {"name": call["name"], "arguments": ""}}]})  # fmt: skip
-                yield _chunk({"tool_calls": [{"index": index,
-                    "function": {"arguments": json.dumps(call["arguments"], ensure_ascii=False)}}]})  # fmt: skip
+                head = {"name": call["name"], "arguments": ""}
+                args = {"arguments": json.dumps(call["arguments"], ensure_ascii=False)}
+                yield _chunk({"tool_calls": [
+                    {"index": index, "id": f"call_{index}", "type": "function", "function": head}
+                ]})  # fmt: skip
+                yield _chunk({"tool_calls": [{"index": index, "function": args}]})
             yield _chunk({}, "tool_calls" if reply.tool_calls else "stop")
             yield "data: [DONE]\n\n"
 
@@ -90,9 +94,8 @@ class ScriptedLLM:
         self._server = uvicorn.Server(config)
         self._server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
         self._task = asyncio.create_task(self._server.serve())
-        async with asyncio.timeout(10):
-            while not self._server.started:
-                await asyncio.sleep(0.01)
+        server = self._server
+        await wait_until(lambda: server.started, within_s=10)
 
     async def stop(self) -> None:
         if self._server is not None and self._task is not None:

@@ -62,9 +62,10 @@ def test_hello_is_answered_with_session_id_and_our_real_downlink_params() -> Non
     [event] = p.receive_text(HELLO, 0.5)
     assert isinstance(event, HelloReceived) and event.features == {"mcp": True}
     [reply] = sent_json(p)
+    params = {"format": "opus", "sample_rate": 24000, "channels": 1, "frame_duration": 60}
     assert reply == {
         "type": "hello", "version": 1, "transport": "websocket", "session_id": "sid-1",
-        "audio_params": {"format": "opus", "sample_rate": 24000, "channels": 1, "frame_duration": 60},
+        "audio_params": params,
     }  # fmt: skip
     assert p.phase is Phase.OPEN
 
