@@ -1,0 +1,17 @@
+# The two commands: `make up` (install everything, run Hearth on embedded defaults) and
+# `make test` (install everything, run the whole test suite). .ci/run calls `make test`.
+.PHONY: install up test lint bench
+
+install:
+	bash scripts/install.sh
+
+up: install
+	.venv/bin/hearth up
+
+lint:
+	.venv/bin/ruff format --check .
+	.venv/bin/ruff check .
+	.venv/bin/mypy
+
+test: install lint
+	.venv/bin/pytest -q -p no:cacheprovider
