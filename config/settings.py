@@ -90,6 +90,8 @@ class TTSSettings(_Section):
 class AudioSettings(_Section):
     downlink_sample_rate: Literal[8000, 12000, 16000, 24000, 48000]
     frame_ms: Literal[20, 40, 60]
+    opus_complexity: int = Field(ge=0, le=10)
+    encode_threads: int = Field(ge=1, le=32)
     head_start_frames: int = Field(ge=0, le=50)
     tail_ms: int = Field(ge=0, le=2000)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
+import uvloop
 from redis.asyncio import Redis
 from rich.console import Console
 from rich.table import Table
@@ -40,7 +40,7 @@ def _settings() -> HearthSettings:
 
 def _run(coro_fn: Callable[[], Awaitable[T]]) -> T:
     try:
-        return asyncio.run(coro_fn())  # type: ignore[arg-type]
+        return uvloop.run(coro_fn())  # type: ignore[arg-type]
     except SettingsError as exc:
         console.print(f"[red]configuration error:[/red] {exc}")
         raise typer.Exit(2) from exc

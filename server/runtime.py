@@ -22,8 +22,9 @@ from redis.asyncio import Redis
 from config.secrets import secret_value
 from config.settings import HearthSettings, SettingsError
 from providers.llm import ChatLLM, OpenAICompatibleLLM
+from providers.opus import encode_pool
 from providers.processes import EmbeddedRedis, LocalLLMServer
-from providers.tts import build_tts
+from providers.tts import TextToSpeech, build_tts
 from server.auth import TokenAuthority
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
@@ -104,17 +105,18 @@ def _publish(path: Path, value: str) -> None:
 
 @contextlib.asynccontextmanager
 async def device_stack(
-    settings: HearthSettings, llm: ChatLLM, arq: ArqRedis
+    settings: HearthSettings, llm: ChatLLM, arq: ArqRedis, tts: TextToSpeech | None = None
 ) -> AsyncIterator[tuple[DeviceServer, EnqueueOnSessionEnd]]:
     """The device-facing services, built from live engines (also used by tests and benches)."""
     tools = ToolRegistry()
     turn = TurnServices(
         llm=llm,
-        tts=build_tts(settings.tts),
+        tts=tts or build_tts(settings.tts),
         tools=tools,
         audio=settings.audio,
         session=settings.session,
         system_prompt=settings.llm.system_prompt,
+        encode_pool=encode_pool(settings.audio.encode_threads),
     )
     hook = EnqueueOnSessionEnd(arq, settings.data_dir / "spool")
     host = settings.server.public_host or "127.0.0.1"

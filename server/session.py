@@ -102,7 +102,9 @@ class DeviceSession:
             idle_timeout_s=services.idle_timeout_s,
             max_malformed=services.max_malformed,
         )
-        self.encoder = OpusEncoder(audio.downlink_sample_rate, audio.frame_ms)
+        self.encoder = OpusEncoder(
+            audio.downlink_sample_rate, audio.frame_ms, audio.opus_complexity
+        )
         self.conversation = Conversation(services.turn.session.history_turns)
         self.mcp: DeviceMcpClient | None = None
         self.person = ""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,7 +34,13 @@ from server.tools import ToolContext, ToolRegistry
 log = structlog.get_logger(__name__)
 
 APOLOGY_LLM = "抱歉，我现在有点想不起来，请稍后再问我一次。"
-_END = object()
+SentenceQueue = asyncio.Queue[str | None]  # None ends the turn's speech
+
+
+@dataclass(frozen=True, slots=True)
+class AudioChunk:
+    sentence: str | None  # subtitle to send first (None: continuation of the last sentence)
+    packets: list[bytes]
 
 
 class PromptContributor(Protocol):
@@ -52,6 +59,9 @@ class TurnServices:
     system_prompt: str
     contributors: list[PromptContributor] = field(default_factory=list)
     clock: Callable[[], float] = time.monotonic
+    encode_pool: Executor | None = None  # None = asyncio's default executor
+    # Observability hook: (text→first frame seconds, of which provider seconds) per turn.
+    on_first_audio: Callable[[float, float], None] | None = None
 
 
 @dataclass
@@ -95,7 +105,7 @@ class Turn:
         self.protocol.send_stt(text)
         self.protocol.send_tts_start()
         await self.flush()
-        queue: asyncio.Queue[object] = asyncio.Queue()
+        queue: SentenceQueue = asyncio.Queue()
         speaker = asyncio.create_task(self._speak(queue))
         try:
             try:
@@ -104,7 +114,7 @@ class Turn:
                 log.error("turn.llm_failed", error=str(exc), transient=exc.transient)
                 metrics.PROVIDER_ERRORS.labels(provider="llm").inc()
                 await queue.put(APOLOGY_LLM)
-            await queue.put(_END)
+            await queue.put(None)
             await speaker
             await asyncio.sleep(self.pacer.delay_until_played(self.s.clock()))
         finally:
@@ -133,7 +143,7 @@ class Turn:
             functions += [tool.as_function() for tool in self.mcp.tools.values()]
         return functions
 
-    async def _think(self, text: str, history: list[Message], queue: asyncio.Queue[object]) -> None:
+    async def _think(self, text: str, history: list[Message], queue: SentenceQueue) -> None:
         messages = await self._messages(text, history)
         functions = self._functions()
         for _round in range(self.s.session.max_tool_rounds + 1):
@@ -166,9 +176,7 @@ class Turn:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
             functions = functions if _round + 1 < self.s.session.max_tool_rounds else []
 
-    async def _on_text(
-        self, text: str, splitter: SentenceSplitter, queue: asyncio.Queue[object]
-    ) -> None:
+    async def _on_text(self, text: str, splitter: SentenceSplitter, queue: SentenceQueue) -> None:
         if not self._emotion_sent and text.strip():
             emoji, emotion = emotion_of(text)
             self.protocol.send_emotion(emoji, emotion)
@@ -196,29 +204,56 @@ class Turn:
             return f"error: {exc}"
         return f"error: unknown tool {call.name}"
 
-    # ---- speaking ---------------------------------------------------------------------------
+    # ---- speaking ----------------------------------------------------------------------------
+    # Two stages so synthesis and encoding of sentence n+1 overlap the pacing of sentence n:
+    # _prepare (TTS → Opus on the encode pool) feeds _send (sentence_start + paced frames).
+    # Only the turn's very first frame is encoded on the event loop, to start audio at once.
 
-    async def _speak(self, queue: asyncio.Queue[object]) -> None:
-        while (item := await queue.get()) is not _END:
-            sentence = str(item)
-            started = self.s.clock()
-            try:
-                speech = await self.s.tts.synthesize(sentence)
-            except ProviderError as exc:
-                log.error("turn.tts_failed", sentence=sentence, error=str(exc))
-                metrics.PROVIDER_ERRORS.labels(provider="tts").inc()
-                speech = None
-            finally:
-                if self.timing.first_audio_at is None:
-                    self.timing.provider_s += self.s.clock() - started
-            self.protocol.send_sentence_start(sentence)
-            self.spoken.append(sentence)
-            await self.flush()
-            if speech is None or not speech.pcm:
-                continue
-            pcm = resample(speech.pcm, speech.sample_rate, self.encoder.sample_rate)
-            for packet in self.encoder.encode_pcm(pcm):
-                await self._send_frame(packet)
+    async def _speak(self, sentences: SentenceQueue) -> None:
+        audio: asyncio.Queue[AudioChunk | None] = asyncio.Queue(maxsize=4)
+        preparer = asyncio.create_task(self._prepare(sentences, audio))
+        try:
+            while (chunk := await audio.get()) is not None:
+                if chunk.sentence is not None:
+                    self.protocol.send_sentence_start(chunk.sentence)
+                    self.spoken.append(chunk.sentence)
+                    await self.flush()
+                for packet in chunk.packets:
+                    await self._send_frame(packet)
+        finally:
+            preparer.cancel()
+
+    async def _prepare(
+        self, sentences: SentenceQueue, audio: asyncio.Queue[AudioChunk | None]
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        first = True
+        while (sentence := await sentences.get()) is not None:
+            frames = await self._synthesize(sentence)
+            subtitle: str | None = sentence
+            if first and frames:
+                await audio.put(AudioChunk(subtitle, self.encoder.encode_frames(frames[:1])))
+                subtitle, frames = None, frames[1:]
+            first = False
+            packets = await loop.run_in_executor(
+                self.s.encode_pool, self.encoder.encode_frames, frames
+            )
+            await audio.put(AudioChunk(subtitle, packets))
+        await audio.put(None)
+
+    async def _synthesize(self, sentence: str) -> list[bytes]:
+        started = self.s.clock()
+        try:
+            speech = await self.s.tts.synthesize(sentence)
+        except ProviderError as exc:
+            log.error("turn.tts_failed", sentence=sentence, error=str(exc))
+            metrics.PROVIDER_ERRORS.labels(provider="tts").inc()
+            return []
+        finally:
+            if self.timing.first_audio_at is None:
+                self.timing.provider_s += self.s.clock() - started
+        pcm = resample(speech.pcm, speech.sample_rate, self.encoder.sample_rate)
+        return self.encoder.split(pcm)
 
     async def _send_frame(self, packet: bytes) -> None:
         delay = self.pacer.delay_before_next(self.s.clock())
@@ -234,6 +269,8 @@ class Turn:
             total = self.timing.first_audio_at - self.timing.started
             metrics.FIRST_AUDIO.observe(total)
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
+            if self.s.on_first_audio is not None:
+                self.s.on_first_audio(total, self.timing.provider_s)
 
 
 def _assistant_tool_message(text: str, calls: list[ToolCall]) -> Message:

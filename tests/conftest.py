@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
 import shutil
@@ -142,6 +143,38 @@ def hearth_overrides() -> dict[str, Any]:
     return {}
 
 
+@contextlib.asynccontextmanager
+async def start_hearth(
+    data_dir: Path, redis_url: str, llm_base_url: str, llm: ScriptedLLM | None, **overrides: Any
+) -> AsyncIterator[RunningHearth]:
+    """A device server on a free loopback port, wired exactly as ``hearth serve`` wires it."""
+    settings = make_settings(data_dir, llm={"base_url": llm_base_url}, **overrides)
+    arq = await create_pool(redis_settings(redis_url))
+    chat = build_llm(settings, llm_base_url)
+    try:
+        async with device_stack(settings, chat, arq) as (server, hook):
+            ended = SessionsEnded()
+            server.services.end_hooks.append(ended)
+            ws = await server.start("127.0.0.1", 0)
+            port = next(iter(ws.sockets)).getsockname()[1]
+            try:
+                yield RunningHearth(
+                    settings,
+                    server,
+                    hook,
+                    arq,
+                    llm,
+                    port,
+                    authority_for(settings),
+                    ended,  # type: ignore[arg-type]
+                )
+            finally:
+                ws.close()
+                await ws.wait_closed()
+    finally:
+        await arq.aclose()
+
+
 @pytest.fixture
 async def hearth(
     tmp_path: Path,
@@ -150,20 +183,10 @@ async def hearth(
     scripted_llm: ScriptedLLM,
     hearth_overrides: dict[str, Any],
 ) -> AsyncIterator[RunningHearth]:
-    settings = make_settings(tmp_path, llm={"base_url": scripted_llm.base_url}, **hearth_overrides)
-    arq = await create_pool(redis_settings(redis_url))
-    llm = build_llm(settings, scripted_llm.base_url)
-    async with device_stack(settings, llm, arq) as (server, hook):
-        ended = SessionsEnded()
-        server.services.end_hooks.append(ended)
-        ws = await server.start("127.0.0.1", 0)
-        port = next(iter(ws.sockets)).getsockname()[1]
-        yield RunningHearth(
-            settings, server, hook, arq, scripted_llm, port, authority_for(settings), ended
-        )
-        ws.close()
-        await ws.wait_closed()
-    await arq.aclose()
+    async with start_hearth(
+        tmp_path, redis_url, scripted_llm.base_url, scripted_llm, **hearth_overrides
+    ) as running:
+        yield running
 
 
 @dataclass
@@ -175,8 +198,6 @@ class RunningHttp:
 @pytest.fixture
 async def http_app(hearth: RunningHearth, redis: Redis) -> AsyncIterator[RunningHttp]:
     """The OTA/health/metrics app on loopback, advertising the running device server."""
-    import contextlib
-
     import uvicorn
 
     from server.devices import DeviceRegistry

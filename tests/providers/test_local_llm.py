@@ -1,0 +1,46 @@
+"""The real local LLM path: llama.cpp server started by our provider, a device turn through it.
+
+Slow-ish (model load ~5 s, a short answer 1-3 s on 2 cores); part of the default suite.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from config.settings import load_settings
+from providers.processes import LocalLLMServer, free_port
+from tests.conftest import start_hearth
+
+pytestmark = pytest.mark.local_llm
+
+
+@pytest.fixture
+async def local_llm(tmp_path: Path) -> AsyncIterator[LocalLLMServer]:
+    defaults = load_settings()
+    model = defaults.resolve(defaults.local_llm.model_file).resolve()
+    assert model.is_file(), "run `hearth models install` (make test does)"
+    settings = defaults.local_llm.model_copy(update={"port": free_port()})
+    server = LocalLLMServer(settings, model, tmp_path)
+    await server.start()
+    yield server
+    server.stop()
+    assert not server.child.alive()
+
+
+async def test_device_turn_through_the_real_local_llm(
+    local_llm: LocalLLMServer, tmp_path: Path, redis: Redis, redis_url: str
+) -> None:
+    async with start_hearth(tmp_path, redis_url, local_llm.base_url, None) as hearth:
+        device = hearth.device()
+        await device.connect()
+        result = await device.ask("用一句话告诉我一加一等于几", within_s=120)
+        await device.close()
+    assert result.stt == "用一句话告诉我一加一等于几"
+    assert result.text.strip(), "the local model said nothing"
+    assert "二" in result.text or "2" in result.text
+    assert len(result.frames) > 5  # espeak audio as Opus frames
+    assert "抱歉" not in result.text  # not the apology path

@@ -1,0 +1,89 @@
+"""Session end → arq job → worker, against a real Redis and a real in-process arq worker."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import orjson
+from arq.connections import ArqRedis, create_pool
+from redis.asyncio import Redis
+
+from config import keys
+from server.conversation import Utterance
+from server.session import SessionRecord
+from workers.enqueue import EnqueueOnSessionEnd
+from workers.settings import build_worker, redis_settings
+
+
+def record(session_id: str = "s-1") -> SessionRecord:
+    now = time.time()
+    return SessionRecord(
+        session_id=session_id,
+        device_id="aa:bb:cc:dd:ee:ff",
+        client_id="c",
+        person="alice",
+        started_at=now - 30,
+        ended_at=now,
+        end_reason="closed_by_device",
+        transcript=[
+            Utterance("user", "我老婆对海鲜过敏，尤其是虾", now - 20),
+            Utterance("assistant", "记住了。", now - 18),
+        ],
+    )
+
+
+async def run_worker(redis_url: str) -> int:
+    worker = build_worker(redis_url, burst=True, handle_signals=False)
+    try:
+        await worker.main()
+        return worker.jobs_complete
+    finally:
+        await worker.close()
+
+
+async def test_transcript_is_archived_once_even_if_enqueued_twice(
+    redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    arq = await create_pool(redis_settings(redis_url))
+    hook = EnqueueOnSessionEnd(arq, tmp_path / "spool")
+    await hook.session_ended(record())
+    await hook.session_ended(record())  # same session id: deduplicated by _job_id
+    assert await run_worker(redis_url) == 1
+    stored = await redis.lrange(keys.transcripts("alice"), 0, -1)
+    assert len(stored) == 1
+    archived = orjson.loads(stored[0])
+    assert archived["transcript"][0]["text"] == "我老婆对海鲜过敏，尤其是虾"
+    assert archived["device_id"] == "aa:bb:cc:dd:ee:ff"
+    await arq.aclose()
+
+
+async def test_redelivered_job_stores_nothing_twice(redis: Redis, redis_url: str) -> None:
+    from workers.enqueue import record_payload
+    from workers.jobs import remember_session
+
+    payload = record_payload(record("s-2"))
+    ctx = {"redis": redis}
+    assert await remember_session(ctx, payload) == 2
+    assert await remember_session(ctx, payload) == 2  # at-least-once delivery, run again
+    assert await redis.llen(keys.transcripts("alice")) == 1
+
+
+async def test_redis_down_spools_and_drains_later(
+    redis: Redis, redis_url: str, tmp_path: Path
+) -> None:
+    dead = ArqRedis.from_url("redis://127.0.0.1:1/0", socket_connect_timeout=1)
+    spool = tmp_path / "spool"
+    down = EnqueueOnSessionEnd(dead, spool)
+    await down.session_ended(record("s-3"))
+    assert [p.name for p in down.spooled()] == ["s-3.json"]
+    await dead.aclose()
+
+    arq = await create_pool(redis_settings(redis_url))
+    up = EnqueueOnSessionEnd(arq, spool)
+    assert await up.drain_spool() == 1
+    assert up.spooled() == []
+    assert await run_worker(redis_url) == 1
+    stored = await redis.lrange(keys.transcripts("alice"), 0, -1)
+    assert orjson.loads(stored[0])["session_id"] == "s-3"
+    await arq.aclose()
