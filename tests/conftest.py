@@ -23,6 +23,7 @@ from redis.asyncio import Redis
 from bench.device_client import DeviceClient
 from config.settings import HearthSettings, load_settings
 from providers.processes import free_port
+from providers.tts import TextToSpeech
 from server.auth import TokenAuthority
 from server.runtime import authority_for, build_llm, device_stack
 from server.session import SessionRecord
@@ -145,14 +146,19 @@ def hearth_overrides() -> dict[str, Any]:
 
 @contextlib.asynccontextmanager
 async def start_hearth(
-    data_dir: Path, redis_url: str, llm_base_url: str, llm: ScriptedLLM | None, **overrides: Any
+    data_dir: Path,
+    redis_url: str,
+    llm_base_url: str,
+    llm: ScriptedLLM | None,
+    tts: TextToSpeech | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[RunningHearth]:
     """A device server on a free loopback port, wired exactly as ``hearth serve`` wires it."""
     settings = make_settings(data_dir, llm={"base_url": llm_base_url}, **overrides)
     arq = await create_pool(redis_settings(redis_url))
     chat = build_llm(settings, llm_base_url)
     try:
-        async with device_stack(settings, chat, arq) as (server, hook):
+        async with device_stack(settings, chat, arq, tts) as (server, hook):
             ended = SessionsEnded()
             server.services.end_hooks.append(ended)
             ws = await server.start("127.0.0.1", 0)
