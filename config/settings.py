@@ -105,6 +105,23 @@ class SessionSettings(_Section):
     greeting: str
 
 
+class MemorySettings(_Section):
+    enabled: bool
+    store: Literal["edge", "qdrant"]
+    store_path: Path
+    collection: str
+    embedder: Literal["use", "openai"]
+    embedder_threads: int = Field(ge=1, le=8)
+    embedding_base_url: str | None
+    embedding_model: str
+    embedding_api_key: SecretStr
+    embedding_dim: int = Field(ge=8)
+    threshold: float = Field(ge=-1, le=1)
+    limit: int = Field(ge=1, le=50)
+    entity_limit: int = Field(ge=0, le=20)
+    relation_threshold: float = Field(ge=-1, le=1)
+
+
 class RedisSettings(_Section):
     url: str | None
 
@@ -134,6 +151,7 @@ class HearthSettings(BaseSettings):
     tts: TTSSettings
     audio: AudioSettings
     session: SessionSettings
+    memory: MemorySettings
     redis: RedisSettings
     qdrant: QdrantSettings
 

@@ -28,9 +28,12 @@ from providers.tts import TextToSpeech, build_tts
 from server.auth import TokenAuthority
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
+from server.memory.engine import MemoryEngine, build_memory
+from server.memory.render import MEMORY_RULES
+from server.memory.safety import check_safety_tool
 from server.session import SessionServices
 from server.tools import ToolRegistry
-from server.turn import TurnServices
+from server.turn import PromptContributor, TurnServices
 from server.ws_server import DeviceServer
 from workers.enqueue import EnqueueOnSessionEnd
 from workers.settings import build_worker, redis_settings
@@ -105,17 +108,28 @@ def _publish(path: Path, value: str) -> None:
 
 @contextlib.asynccontextmanager
 async def device_stack(
-    settings: HearthSettings, llm: ChatLLM, arq: ArqRedis, tts: TextToSpeech | None = None
+    settings: HearthSettings,
+    llm: ChatLLM,
+    arq: ArqRedis,
+    tts: TextToSpeech | None = None,
+    memory: MemoryEngine | None = None,
 ) -> AsyncIterator[tuple[DeviceServer, EnqueueOnSessionEnd]]:
     """The device-facing services, built from live engines (also used by tests and benches)."""
     tools = ToolRegistry()
+    contributors: list[PromptContributor] = []
+    system_prompt = settings.llm.system_prompt
+    if memory is not None:
+        tools.register(check_safety_tool(memory.embedder, memory.store))
+        contributors.append(memory.read_path)
+        system_prompt = f"{system_prompt}\n\n{MEMORY_RULES}"
     turn = TurnServices(
         llm=llm,
         tts=tts or build_tts(settings.tts),
         tools=tools,
         audio=settings.audio,
         session=settings.session,
-        system_prompt=settings.llm.system_prompt,
+        system_prompt=system_prompt,
+        contributors=contributors,
         encode_pool=encode_pool(settings.audio.encode_threads),
     )
     hook = EnqueueOnSessionEnd(arq, settings.data_dir / "spool")
@@ -155,9 +169,10 @@ async def _serve(
     redis = Redis.from_url(engines.redis_url)
     arq = await create_pool(redis_settings(engines.redis_url))
     llm = build_llm(settings, engines.llm_base_url)
+    memory = build_memory(settings) if settings.memory.enabled else None
     tasks: list[asyncio.Task[object]] = []
     try:
-        async with device_stack(settings, llm, arq) as (devices, hook):
+        async with device_stack(settings, llm, arq, memory=memory) as (devices, hook):
             ws = await devices.start(settings.server.host, settings.server.ws_port)
             http_services = HttpServices(
                 settings=settings,
@@ -201,6 +216,8 @@ async def _serve(
                 await task
         await arq.aclose()
         await redis.aclose()
+        if memory is not None:
+            memory.close()
 
 
 class _QuietServer(uvicorn.Server):

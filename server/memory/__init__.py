@@ -1,0 +1,1 @@
+"""Household memory: payload schema, store, read path (recall + rendering), check_safety."""

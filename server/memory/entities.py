@@ -1,0 +1,76 @@
+"""Relation words and proper names, for same-entity completion without an LLM.
+
+Extraction may store a memory under a name (「小橙子对花生过敏」) while the question uses a relation
+(「我女儿能吃花生酱吗」). The read path bridges the two: relation words in the question select
+memories *about* that relation; names pulled out of those hits (「女儿叫小橙子」 → 小橙子) select
+memories about the name in a second round.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+RELATIONS: tuple[str, ...] = (
+    "老婆", "妻子", "媳妇", "爱人", "老公", "丈夫", "女儿", "闺女", "儿子", "孩子", "宝宝",
+    "妈妈", "母亲", "老妈", "爸爸", "父亲", "老爸", "爷爷", "奶奶", "外公", "外婆", "姥姥",
+    "姥爷", "哥哥", "姐姐", "弟弟", "妹妹", "女朋友", "男朋友", "对象", "婆婆", "公公",
+    "岳母", "岳父", "丈母娘", "孙子", "孙女",
+)  # fmt: skip
+# Words that mean "the whole family": every relation applies.
+FAMILY_WORDS: tuple[str, ...] = ("家里人", "家人", "全家", "一家人", "家里")
+_SELF_WORDS = frozenset({"我", "自己", "本人", "用户"})
+
+_NAME = r"([\u4e00-\u9fff]{2,4}|[A-Za-z][A-Za-z\-]{1,20})"
+_NAME_PATTERNS = (
+    re.compile(r"(?:叫|名叫|名字是|小名是|小名叫|大名是|大名叫)" + _NAME),
+    re.compile(_NAME + r"是我的?(?:" + "|".join(RELATIONS) + ")"),
+)
+_NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她们", "自己", "这个", "那个"})
+
+
+def relations_in(text: str) -> list[str]:
+    """Relation words a question is about; family words expand to every relation."""
+    if any(word in text for word in FAMILY_WORDS):
+        return list(RELATIONS)
+    found = [word for word in RELATIONS if word in text]
+    # 女朋友 contains 朋友-free relations only; drop shorter words inside longer hits
+    return [w for w in found if not any(w != o and w in o for o in found)]
+
+
+def names_in(text: str) -> list[str]:
+    """Proper names introduced in a memory's text (「女儿叫小橙子」 → 小橙子)."""
+    names: list[str] = []
+    for pattern in _NAME_PATTERNS:
+        for match in pattern.finditer(text):
+            name = _trim(match.group(1))
+            if name and name not in _NOT_NAMES and name not in RELATIONS and name not in names:
+                names.append(name)
+    return names
+
+
+def _trim(name: str) -> str:
+    # 「叫小橙子，今年五岁」: the CJK run may swallow following words; cut at common particles.
+    for stop in ("今年", "现在", "已经", "特别", "非常", "很", "也", "和", "的", "对", "在", "是"):
+        index = name.find(stop, 1)
+        if index > 0:
+            name = name[:index]
+    return name if len(name) >= 2 or name.isascii() else ""
+
+
+def entities_for(
+    text: str, subject: str | None, known_names: Iterable[str] = ()
+) -> tuple[str, ...]:
+    """What a memory is about, for indexing: its subject, names it introduces, known names and
+    relation words it mentions."""
+    found: list[str] = []
+    if subject and subject not in _SELF_WORDS:
+        found.append(subject)
+    found += names_in(text)
+    found += [name for name in known_names if name in text]
+    found += [word for word in RELATIONS if word in text]
+    unique: list[str] = []
+    for item in found:
+        if item not in unique:
+            unique.append(item)
+    return tuple(unique)

@@ -1,0 +1,98 @@
+"""Loading memories from JSON Lines without any LLM (operator import, fixtures, bench snapshots).
+
+One object per line: ``text`` (required), optional ``cls``, ``decay``, ``expires_at`` (unix
+seconds or ISO date), ``subject``, ``speaker``, ``source``, ``created_at``. Missing tags get safe
+defaults (fact, never expires). Ids are deterministic, so importing twice stores nothing twice.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from providers.embedder import Embedder
+from server.memory import entities
+from server.memory.schema import Decay, Memory, MemoryClass, PersonId
+from server.memory.store import MemoryStore
+
+BATCH = 256
+
+
+class MemoryLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(min_length=1, max_length=2000)
+    cls: MemoryClass = MemoryClass.FACT
+    decay: Decay | None = None
+    expires_at: float | None = None
+    subject: str | None = None
+    speaker: str | None = None
+    source: str = "import"
+    created_at: float | None = None
+
+    @field_validator("expires_at", "created_at", mode="before")
+    @classmethod
+    def _date(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return dt.datetime.fromisoformat(value).timestamp()
+        return value
+
+    def to_memory(self, person: PersonId, known_names: Iterable[str]) -> Memory:
+        decay = self.decay or (Decay.TIME if self.expires_at else Decay.VOLUME)
+        if self.cls in (MemoryClass.FACT, MemoryClass.PREFERENCE) and self.decay is None:
+            decay = Decay.TIME if self.expires_at else Decay.VOLUME
+        return Memory(
+            text=self.text.strip(),
+            person=person,
+            cls=self.cls,
+            decay=decay,
+            expires_at=self.expires_at if decay is Decay.TIME else None,
+            subject=self.subject,
+            entities=entities.entities_for(self.text, self.subject, known_names),
+            speaker=self.speaker,
+            source=self.source,
+            created_at=self.created_at or time.time(),
+        )
+
+
+class ImportError_(ValueError):
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(f"line {line}: {message}")
+        self.line = line
+
+
+def parse_lines(raw_lines: Iterable[str]) -> list[MemoryLine]:
+    parsed = []
+    for number, raw in enumerate(raw_lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            parsed.append(MemoryLine.model_validate(orjson.loads(raw)))
+        except (orjson.JSONDecodeError, ValueError) as exc:
+            raise ImportError_(number, str(exc).splitlines()[0]) from exc
+    return parsed
+
+
+def import_memories(
+    lines: list[MemoryLine], person: PersonId, embedder: Embedder, store: MemoryStore
+) -> int:
+    """Embed and upsert; names introduced anywhere in the batch tag every memory mentioning them."""
+    known = {name for line in lines for name in entities.names_in(line.text)}
+    known |= {
+        line.subject for line in lines if line.subject and line.subject not in entities.RELATIONS
+    }
+    memories = [line.to_memory(person, known) for line in lines]
+    for start in range(0, len(memories), BATCH):
+        chunk = memories[start : start + BATCH]
+        store.upsert(chunk, embedder.embed([m.text for m in chunk]))
+    return len(memories)
+
+
+def import_file(path: Path, person: PersonId, embedder: Embedder, store: MemoryStore) -> int:
+    return import_memories(parse_lines(path.read_text().splitlines()), person, embedder, store)

@@ -1,0 +1,140 @@
+"""The memory store on a Qdrant server (production), through qdrant-client.
+
+Same layout and guarantees as the Edge store: one collection, ``person`` a keyword index marked
+``is_tenant`` (Qdrant co-locates each tenant's points), every call scoped by person, expired
+memories excluded by a range filter. A batch of searches is one ``query_batch_points`` call —
+one round trip. Calls block on the network, so callers on an event loop run them in a thread
+(``remote = True``).
+
+The URL must pin the scheme (``http://qdrant:6333`` in a plain container network): with an API key
+and no scheme, qdrant-client switches to HTTPS and every call fails with an SSL error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from qdrant_client import QdrantClient, models
+
+from config.settings import HearthSettings, SettingsError
+from server.memory import schema
+from server.memory.schema import Memory, MemoryId, PersonId
+from server.memory.store import Hit, Page, Search
+
+
+class QdrantMemoryStore:
+    remote = True
+
+    def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
+        self.client = client
+        self.collection = collection
+        self.dim = dim
+        if not client.collection_exists(collection):
+            client.create_collection(
+                collection,
+                vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
+            )
+            client.create_payload_index(
+                collection,
+                schema.PERSON,
+                models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True),
+            )
+            for key in schema.KEYWORD_FIELDS[1:]:
+                client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
+            for key in schema.FLOAT_FIELDS:
+                client.create_payload_index(collection, key, models.PayloadSchemaType.FLOAT)
+
+    @classmethod
+    def from_settings(cls, settings: HearthSettings, dim: int) -> QdrantMemoryStore:
+        url = settings.qdrant.url
+        if not url:
+            raise SettingsError("qdrant.url", "required for memory.store qdrant")
+        if not url.startswith(("http://", "https://")):
+            raise SettingsError("qdrant.url", "pin the scheme: http://host:6333 or https://…")
+        key = settings.qdrant.api_key.get_secret_value() if settings.qdrant.api_key else None
+        return cls(QdrantClient(url=url, api_key=key, timeout=10), settings.memory.collection, dim)
+
+    @staticmethod
+    def _filter(person: PersonId, search: Search | None, now: float | None) -> models.Filter:
+        if not person:
+            raise ValueError("a person is required for every memory operation")
+        must: list[Any] = [
+            models.FieldCondition(key=schema.PERSON, match=models.MatchValue(value=person))
+        ]
+        must_not: list[Any] = []
+        if now is not None:
+            must_not.append(
+                models.FieldCondition(key=schema.EXPIRES_AT, range=models.Range(lt=now))
+            )
+        if search is not None and search.cls:
+            must.append(
+                models.FieldCondition(key=schema.CLS, match=models.MatchValue(value=search.cls))
+            )
+        if search is not None and search.subject_or_entity_any:
+            names = list(search.subject_or_entity_any)
+            must.append(models.Filter(should=[
+                models.FieldCondition(key=schema.SUBJECT, match=models.MatchAny(any=names)),
+                models.FieldCondition(key=schema.ENTITIES, match=models.MatchAny(any=names)),
+            ]))  # fmt: skip
+        return models.Filter(must=must, must_not=must_not or None)
+
+    def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:
+        requests = [
+            models.QueryRequest(
+                query=s.vector,
+                limit=s.limit,
+                filter=self._filter(person, s, now),
+                score_threshold=s.threshold,
+                with_payload=True,
+            )
+            for s in searches
+        ]
+        responses = self.client.query_batch_points(self.collection, requests)
+        return [
+            [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in r.points]
+            for r in responses
+        ]
+
+    def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
+        records = self.client.retrieve(self.collection, list(ids), with_payload=True)
+        found = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
+        return [m for m in found if m.person == person]
+
+    def scroll(
+        self, person: PersonId, cls: str | None = None, limit: int = 256, offset: str | None = None
+    ) -> Page:
+        search = Search([], 0, cls=cls) if cls else None
+        records, next_offset = self.client.scroll(
+            self.collection, self._filter(person, search, None), limit=limit, offset=offset
+        )
+        memories = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
+        return Page(memories, str(next_offset) if next_offset is not None else None)
+
+    def count(self, person: PersonId) -> int:
+        return self.client.count(self.collection, self._filter(person, None, None)).count
+
+    def upsert(self, memories: list[Memory], vectors: list[list[float]]) -> None:
+        points = []
+        for memory, vector in zip(memories, vectors, strict=True):
+            if not memory.person:
+                raise ValueError("a person is required for every memory operation")
+            points.append(
+                models.PointStruct(id=memory.key, vector=vector, payload=memory.to_payload())
+            )
+        self.client.upsert(self.collection, points)
+
+    def set_payload(self, person: PersonId, ids: list[MemoryId], payload: dict[str, Any]) -> None:
+        owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
+        if owned:
+            self.client.set_payload(self.collection, payload, points=owned)
+
+    def delete(self, person: PersonId, ids: list[MemoryId]) -> None:
+        owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
+        if owned:
+            self.client.delete(self.collection, points_selector=owned)
+
+    def delete_person(self, person: PersonId) -> None:
+        self.client.delete(self.collection, points_selector=self._filter(person, None, None))
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,180 @@
+"""The read path: per turn, no LLM, at most two store round trips.
+
+1. Embed the utterance.
+2. Round 1 (one batch): direct vector hits above ``threshold``; plus, when the question names a
+   relation (女儿, 老婆, 家里人 → all), memories about that relation (``entity_limit``,
+   ``relation_threshold``).
+3. Round 2, same-entity completion: proper names pulled out of round-1 hits (「女儿叫小橙子」 →
+   小橙子) select memories about those names (``entity_limit``).
+4. Expired ``decay=time`` memories are excluded by the engine in both rounds.
+5. Safety-class memories recalled by any round are promoted into the safety group (with its
+   mandatory rule); the rest go to the related group.
+6. The injected text and each memory's group are logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+import structlog
+
+from config.settings import MemorySettings
+from providers.embedder import Embedder, embed_async
+from server.memory import entities
+from server.memory.render import render_block
+from server.memory.schema import Memory, MemoryClass, PersonId
+from server.memory.store import Hit, MemoryStore, Search
+from server.tools import ToolContext
+
+log = structlog.get_logger(__name__)
+Why = Literal["direct", "relation", "entity"]
+Group = Literal["safety", "related"]
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    memory: Memory
+    score: float
+    why: Why
+    group: Group
+
+    @property
+    def promoted(self) -> bool:
+        return self.group == "safety"
+
+    def as_json(self) -> dict[str, object]:
+        m = self.memory
+        return {
+            "id": m.key, "text": m.text, "score": round(self.score, 4), "cls": m.cls.value,
+            "why": self.why, "promoted": self.promoted, "subject": m.subject, "speaker": m.speaker,
+            "source": m.source, "decay": m.decay.value, "expires_at": m.expires_at,
+        }  # fmt: skip
+
+
+@dataclass
+class Recall:
+    question: str
+    person: PersonId
+    safety: list[Recalled] = field(default_factory=list)
+    related: list[Recalled] = field(default_factory=list)
+    block: str = ""
+    round_trips: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "question": self.question,
+            "person": self.person,
+            "groups": {
+                "safety": [r.as_json() for r in self.safety],
+                "related": [r.as_json() for r in self.related],
+            },
+            "prompt_block": self.block,
+            "round_trips": self.round_trips,
+            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
+        }
+
+
+class ReadPath:
+    def __init__(self, embedder: Embedder, store: MemoryStore, settings: MemorySettings) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.settings = settings
+
+    async def recall(self, person: PersonId, question: str, now: float | None = None) -> Recall:
+        now = time.time() if now is None else now
+        result = Recall(question, person)
+        clock = _Stopwatch(result.timings_ms)
+        [vector] = await embed_async(self.embedder, [question])
+        clock.lap("embed")
+        found: dict[str, Recalled] = {}
+        relations = entities.relations_in(question)
+        s = self.settings
+        searches = [Search(vector, s.limit, s.threshold)]
+        if relations and s.entity_limit:
+            # "the family" spans several people: give every member a chance
+            limit = s.entity_limit * (2 if len(relations) > 2 else 1)
+            searches.append(Search(vector, limit, s.relation_threshold, tuple(relations)))
+        first = await self._search(person, searches, now)
+        result.round_trips += 1
+        _collect(found, first[0], "direct", now)
+        if len(first) > 1:
+            _collect(found, first[1], "relation", now)
+        clock.lap("round1")
+        names = _names_from(found.values(), relations)
+        if names and s.entity_limit:
+            [second] = await self._search(
+                person, [Search(vector, s.entity_limit, None, tuple(names))], now
+            )
+            result.round_trips += 1
+            _collect(found, second, "entity", now)
+        clock.lap("round2")
+        ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
+        result.safety = [r for r in ordered if r.group == "safety"]
+        result.related = [r for r in ordered if r.group == "related"]
+        result.block = render_block(
+            [r.memory for r in result.safety], [r.memory for r in result.related], now
+        )
+        clock.lap("render")
+        result.timings_ms["total"] = sum(result.timings_ms.values())
+        return result
+
+    async def _search(
+        self, person: PersonId, searches: list[Search], now: float
+    ) -> list[list[Hit]]:
+        # The embedded engine answers in microseconds on this thread; a remote server blocks.
+        if getattr(self.store, "remote", False):
+            return await asyncio.to_thread(self.store.search_batch, person, searches, now)
+        return self.store.search_batch(person, searches, now)
+
+    async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
+        """PromptContributor for device turns: recall, log what was injected, return the block."""
+        recall = await self.recall(PersonId(context.person), utterance)
+        log.info(
+            "readpath.injected",
+            person=context.person,
+            question=utterance,
+            safety=[r.memory.text for r in recall.safety],
+            related=[r.memory.text for r in recall.related],
+            why={r.memory.text: r.why for r in recall.safety + recall.related},
+            ms=round(recall.timings_ms["total"], 2),
+            block=recall.block,
+        )
+        return recall.block or None
+
+
+def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:
+    for hit in hits:
+        memory = hit.memory
+        if memory.expired(now) or memory.key in found:
+            continue
+        group: Group = "safety" if memory.cls is MemoryClass.SAFETY else "related"
+        found[memory.key] = Recalled(memory, hit.score, why, group)
+
+
+def _names_from(recalled: object, relations: list[str]) -> list[str]:
+    names: list[str] = []
+    for item in recalled:  # type: ignore[attr-defined]
+        memory: Memory = item.memory
+        candidates = entities.names_in(memory.text)
+        if memory.subject and memory.subject not in entities.RELATIONS:
+            candidates.append(memory.subject)
+        candidates += [e for e in memory.entities if e not in entities.RELATIONS]
+        for name in candidates:
+            if name not in names and name not in relations and name not in ("我", "用户"):
+                names.append(name)
+    return names
+
+
+class _Stopwatch:
+    def __init__(self, into: dict[str, float]) -> None:
+        self.into = into
+        self.last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.into[name] = (now - self.last) * 1000
+        self.last = now

@@ -1,0 +1,121 @@
+"""The memory record: the one home of the Qdrant payload schema.
+
+Isolation: every point carries ``person`` (the store id). All persons share one collection/shard
+with ``person`` as an indexed tenant key; every store method takes a ``PersonId`` and adds the
+``person`` condition itself, so no query path can return another person's memory.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, NewType, TypeVar
+
+PersonId = NewType("PersonId", str)
+MemoryId = NewType("MemoryId", str)
+E = TypeVar("E", bound=enum.StrEnum)
+_ID_NAMESPACE = uuid.UUID("6f1d3c2e-93a4-4c1b-9d7e-2b8f0a5e4c11")
+
+
+class MemoryClass(enum.StrEnum):
+    SAFETY = "safety"  # allergies, medicines, conditions: promoted into the safety group
+    FACT = "fact"
+    PREFERENCE = "preference"
+    EVENT = "event"
+
+
+class Decay(enum.StrEnum):
+    TIME = "time"  # expires at ``expires_at``
+    VOLUME = "volume"  # never expires (facts and preferences)
+
+
+# Payload keys (the schema). Indexed: PERSON (tenant), CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE,
+# EXPIRES_AT, CREATED_AT.
+TEXT = "text"
+PERSON = "person"
+SPEAKER = "speaker"
+SOURCE = "source"
+CLS = "cls"
+DECAY = "decay"
+EXPIRES_AT = "expires_at"
+SUBJECT = "subject"
+ENTITIES = "entities"
+CREATED_AT = "created_at"
+UPDATED_AT = "updated_at"
+KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE)
+FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
+
+
+def memory_id(person: PersonId, text: str) -> MemoryId:
+    """Deterministic id: the same text stored twice for one person is one point."""
+    return MemoryId(str(uuid.uuid5(_ID_NAMESPACE, f"{person}\x00{text.strip()}")))
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    text: str
+    person: PersonId
+    cls: MemoryClass = MemoryClass.FACT
+    decay: Decay = Decay.VOLUME
+    expires_at: float | None = None
+    subject: str | None = None
+    entities: tuple[str, ...] = ()
+    speaker: str | None = None
+    source: str = "import"
+    created_at: float = field(default_factory=time.time)
+    updated_at: float | None = None
+    id: MemoryId | None = None
+
+    @property
+    def key(self) -> MemoryId:
+        return self.id or memory_id(self.person, self.text)
+
+    def expired(self, now: float) -> bool:
+        return self.decay is Decay.TIME and self.expires_at is not None and self.expires_at < now
+
+    def to_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            TEXT: self.text,
+            PERSON: self.person,
+            CLS: self.cls.value,
+            DECAY: self.decay.value,
+            ENTITIES: list(self.entities),
+            SOURCE: self.source,
+            CREATED_AT: self.created_at,
+            UPDATED_AT: self.updated_at or self.created_at,
+        }
+        for key, value in ((EXPIRES_AT, self.expires_at), (SUBJECT, self.subject),
+                           (SPEAKER, self.speaker)):  # fmt: skip
+            if value is not None:
+                payload[key] = value
+        return payload
+
+    @classmethod
+    def from_payload(cls, point_id: str, payload: dict[str, Any]) -> Memory:
+        return cls(
+            id=MemoryId(str(point_id)),
+            text=str(payload.get(TEXT, "")),
+            person=PersonId(str(payload.get(PERSON, ""))),
+            cls=_enum(MemoryClass, payload.get(CLS), MemoryClass.FACT),
+            decay=_enum(Decay, payload.get(DECAY), Decay.VOLUME),
+            expires_at=_float(payload.get(EXPIRES_AT)),
+            subject=payload.get(SUBJECT),
+            entities=tuple(payload.get(ENTITIES) or ()),
+            speaker=payload.get(SPEAKER),
+            source=str(payload.get(SOURCE, "unknown")),
+            created_at=_float(payload.get(CREATED_AT)) or 0.0,
+            updated_at=_float(payload.get(UPDATED_AT)),
+        )
+
+
+def _enum(kind: type[E], raw: Any, default: E) -> E:
+    try:
+        return kind(raw)
+    except ValueError:
+        return default
+
+
+def _float(raw: Any) -> float | None:
+    return float(raw) if isinstance(raw, int | float) else None

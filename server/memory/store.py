@@ -1,0 +1,208 @@
+"""Memory stores: the embedded Qdrant Edge engine, and a Qdrant server through qdrant-client.
+
+Layout (measured, see README "Memory store"): one shard / collection for all persons with
+``person`` as a keyword-indexed tenant key. Every method takes a ``PersonId`` and adds the
+``person`` condition itself — isolation holds by construction. Expired ``decay=time`` memories
+are filtered inside the engine (``expires_at < now`` excluded), so they never use up a limit.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import qdrant_edge as qe
+
+from server.memory import schema
+from server.memory.schema import Memory, MemoryId, PersonId
+
+
+@dataclass(frozen=True, slots=True)
+class Search:
+    """One vector search inside a person's memories; the optional conditions narrow it."""
+
+    vector: list[float]
+    limit: int
+    threshold: float | None = None
+    subject_or_entity_any: tuple[str, ...] = ()  # memories about any of these names/relations
+    cls: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    memory: Memory
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    memories: list[Memory]
+    next_offset: str | None = None
+
+
+@dataclass
+class StoreStats:
+    round_trips: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class MemoryStore(Protocol):
+    dim: int
+
+    def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:
+        """All searches in one round trip."""
+        ...
+
+    def upsert(self, memories: list[Memory], vectors: list[list[float]]) -> None: ...
+
+    def set_payload(
+        self, person: PersonId, ids: list[MemoryId], payload: dict[str, Any]
+    ) -> None: ...
+
+    def delete(self, person: PersonId, ids: list[MemoryId]) -> None: ...
+
+    def delete_person(self, person: PersonId) -> None: ...
+
+    def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]: ...
+
+    def scroll(
+        self, person: PersonId, cls: str | None = None, limit: int = 256, offset: str | None = None
+    ) -> Page: ...
+
+    def count(self, person: PersonId) -> int: ...
+
+    def close(self) -> None: ...
+
+
+class EdgeMemoryStore:
+    """Qdrant Edge: the Qdrant engine in-process (segments, payload indexes, WAL).
+
+    Only one process may open the folder; operator commands go through the running server's
+    admin API when it is up. Calls are sub-millisecond, so they run on the caller's thread; a
+    lock serialises writers (the engine is not documented as safe for concurrent updates).
+    """
+
+    def __init__(self, path: Path, dim: int) -> None:
+        self.dim = dim
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
+        fresh = not any(path.iterdir())
+        self._shard = (
+            qe.EdgeShard.create(str(path), config) if fresh else qe.EdgeShard.load(str(path))
+        )
+        self._write = threading.Lock()
+        if fresh:
+            for key in schema.KEYWORD_FIELDS:
+                self._shard.update(
+                    qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword)
+                )
+            for key in schema.FLOAT_FIELDS:
+                self._shard.update(
+                    qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float)
+                )
+
+    # ---- filters ----------------------------------------------------------------------------
+
+    @staticmethod
+    def _person(person: PersonId) -> qe.FieldCondition:
+        if not person:
+            raise ValueError("a person is required for every memory operation")
+        return qe.FieldCondition(schema.PERSON, match=qe.MatchValue(person))
+
+    def _filter(self, person: PersonId, search: Search | None, now: float | None) -> qe.Filter:
+        must: list[Any] = [self._person(person)]
+        must_not: list[Any] = []
+        if now is not None:
+            must_not.append(qe.FieldCondition(schema.EXPIRES_AT, range=qe.RangeFloat(lt=now)))
+        if search is not None and search.cls:
+            must.append(qe.FieldCondition(schema.CLS, match=qe.MatchValue(search.cls)))
+        if search is not None and search.subject_or_entity_any:
+            names = list(search.subject_or_entity_any)
+            must.append(qe.Filter(should=[
+                qe.FieldCondition(schema.SUBJECT, match=qe.MatchAny(names)),
+                qe.FieldCondition(schema.ENTITIES, match=qe.MatchAny(names)),
+            ]))  # fmt: skip
+        return qe.Filter(must=must, must_not=must_not or None)
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:
+        results = []
+        for search in searches:
+            request = qe.QueryRequest(
+                limit=search.limit,
+                query=qe.Query.Nearest(search.vector),
+                filter=self._filter(person, search, now),
+                score_threshold=search.threshold,
+                with_payload=True,
+            )
+            points = self._shard.query(request)
+            results.append(
+                [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in points]
+            )
+        return results
+
+    def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
+        records = self._shard.retrieve(list(ids), True, False)
+        found = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
+        return [m for m in found if m.person == person]
+
+    def scroll(
+        self, person: PersonId, cls: str | None = None, limit: int = 256, offset: str | None = None
+    ) -> Page:
+        search = Search([], 0, cls=cls) if cls else None
+        request = qe.ScrollRequest(
+            offset=offset, limit=limit, filter=self._filter(person, search, None), with_payload=True
+        )
+        records, next_offset = self._shard.scroll(request)
+        memories = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
+        return Page(memories, str(next_offset) if next_offset is not None else None)
+
+    def count(self, person: PersonId) -> int:
+        return int(self._shard.count(qe.CountRequest(filter=self._filter(person, None, None))))
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def upsert(self, memories: list[Memory], vectors: list[list[float]]) -> None:
+        points = []
+        for memory, vector in zip(memories, vectors, strict=True):
+            self._person(memory.person)
+            points.append(qe.Point(memory.key, vector, memory.to_payload()))
+        with self._write:
+            self._shard.update(qe.UpdateOperation.upsert_points(points))
+
+    def set_payload(self, person: PersonId, ids: list[MemoryId], payload: dict[str, Any]) -> None:
+        owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]
+        if owned:
+            with self._write:
+                self._shard.update(qe.UpdateOperation.set_payload(owned, payload))
+
+    def delete(self, person: PersonId, ids: list[MemoryId]) -> None:
+        owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]
+        if owned:
+            with self._write:
+                self._shard.update(qe.UpdateOperation.delete_points(owned))
+
+    def delete_person(self, person: PersonId) -> None:
+        with self._write:
+            self._shard.update(
+                qe.UpdateOperation.delete_points_by_filter(self._filter(person, None, None))
+            )
+
+    def flush(self) -> None:
+        with self._write:
+            self._shard.flush()
+
+    def close(self) -> None:
+        with self._write:
+            self._shard.flush()
+            self._shard.close()
+
+
+def now_s() -> float:
+    return time.time()

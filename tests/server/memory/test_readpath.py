@@ -1,0 +1,95 @@
+"""The read path on a Chinese household fixture: real embedder, real Qdrant Edge engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.memory.readpath import ReadPath
+from server.memory.render import RELATED_GROUP, SAFETY_GROUP
+from tests.server.memory.conftest import LI, ZHANG
+
+
+def texts(recall_part: list) -> list[str]:  # type: ignore[type-arg]
+    return [r.memory.text for r in recall_part]
+
+
+async def test_implicit_recall_puts_the_wifes_allergy_in_the_safety_group(
+    read_path: ReadPath,
+) -> None:
+    recall = await read_path.recall(ZHANG, "订个海鲜礼包送我老婆")
+    assert "我老婆对海鲜过敏，尤其是虾，一吃就起疹子" in texts(recall.safety)
+    assert "我老婆对海鲜过敏，尤其是虾，一吃就起疹子" not in texts(recall.related)
+    assert recall.block.index(SAFETY_GROUP) < recall.block.index("我老婆对海鲜过敏")
+    assert recall.round_trips <= 2
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["今天天气怎么样", "放首周杰伦的歌", "帮我写个Python排序函数", "现在几点了", "把灯关了",
+     "讲个笑话", "一加一等于几", "明天会下雨吗", "音量调大一点", "你叫什么名字"],
+)  # fmt: skip
+async def test_noise_turns_inject_nothing(read_path: ReadPath, question: str) -> None:
+    recall = await read_path.recall(ZHANG, question)
+    assert recall.block == ""
+    assert recall.safety == [] and recall.related == []
+
+
+async def test_same_entity_completion_reaches_the_nickname(read_path: ReadPath) -> None:
+    recall = await read_path.recall(ZHANG, "我女儿能吃花生酱吗")
+    peanut = next(r for r in recall.safety if r.memory.text == "小橙子对花生过敏")
+    assert peanut.why == "entity" and peanut.promoted
+    assert recall.round_trips == 2
+
+
+async def test_entity_limit_zero_turns_completion_off(read_path: ReadPath) -> None:
+    read_path.settings = read_path.settings.model_copy(update={"entity_limit": 0})
+    recall = await read_path.recall(ZHANG, "我女儿能吃花生酱吗")
+    assert "小橙子对花生过敏" not in texts(recall.safety)
+    assert recall.round_trips == 1
+
+
+async def test_family_meal_surfaces_every_family_safety_constraint(read_path: ReadPath) -> None:
+    recall = await read_path.recall(ZHANG, "周末带家里人出去吃饭要注意什么")
+    safety = texts(recall.safety)
+    for expected in ["我老婆对海鲜过敏，尤其是虾，一吃就起疹子", "小橙子对花生过敏",
+                     "爸爸有高血压，不能吃太咸的东西"]:  # fmt: skip
+        assert expected in safety
+
+
+async def test_direct_safety_hit_is_promoted_not_left_in_related(read_path: ReadPath) -> None:
+    recall = await read_path.recall(ZHANG, "妈妈吃药要注意什么")
+    hit = next(r for r in recall.safety if r.memory.text.startswith("妈妈每天早上吃降压药"))
+    assert hit.why == "direct" and hit.group == "safety"
+    assert all(r.memory.cls.value != "safety" for r in recall.related)
+
+
+async def test_expired_events_never_appear(read_path: ReadPath) -> None:
+    for question in ["体检是什么时候", "我什么时候去医院", "十月八号有什么安排"]:
+        recall = await read_path.recall(ZHANG, question)
+        assert "十月八号上午去医院做体检" not in texts(recall.safety + recall.related)
+    future = await read_path.recall(ZHANG, "小橙子什么时候打疫苗")
+    assert "下周三下午三点要带小橙子去打疫苗" in texts(future.related)
+
+
+async def test_one_persons_memories_never_appear_for_another(read_path: ReadPath) -> None:
+    for question in ["订个海鲜礼包送我老婆", "我女儿叫什么名字", "周末带家里人出去吃饭要注意什么",
+                     "我住在哪里", "帮我点杯咖啡"]:  # fmt: skip
+        recall = await read_path.recall(LI, question)
+        assert all(r.memory.person == LI for r in recall.safety + recall.related)
+    mine = await read_path.recall(LI, "我老公对什么药过敏")
+    assert "我老公对青霉素过敏" in texts(mine.safety)
+    assert all(r.memory.person == LI for r in mine.safety + mine.related)
+
+
+async def test_related_group_carries_speaker_and_subject(read_path: ReadPath) -> None:
+    recall = await read_path.recall(ZHANG, "小橙子喜欢什么")
+    assert "小橙子特别喜欢恐龙" in texts(recall.related)
+    assert RELATED_GROUP in recall.block
+    assert "小橙子特别喜欢恐龙（关于小橙子，张伟说）" in recall.block
+    assert recall.as_json()["groups"]["related"][0]["speaker"] == "张伟"  # type: ignore[index]
+
+
+async def test_timings_cover_every_step(read_path: ReadPath) -> None:
+    recall = await read_path.recall(ZHANG, "我老婆对什么过敏")
+    assert set(recall.timings_ms) == {"embed", "round1", "round2", "render", "total"}
+    assert all(v >= 0 for v in recall.timings_ms.values())
