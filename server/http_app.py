@@ -20,8 +20,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from config.settings import HearthSettings
+from server.admin import admin_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.devices import DeviceRegistry
+from server.memory.engine import MemoryEngine
 
 log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000
@@ -33,6 +35,8 @@ class HttpServices:
     authority: TokenAuthority
     devices: DeviceRegistry
     metrics_token: str
+    admin_token: str = ""
+    memory: MemoryEngine | None = None
     wall_clock: Callable[[], float] = time.time
 
 
@@ -96,6 +100,7 @@ def build_http_app(services: HttpServices) -> Starlette:
             Route("/xiaozhi/ota/activate", activate, methods=["POST"]),
             Route("/health", health),
             Route("/metrics", metrics),
+            *(admin_routes(services.memory, services.admin_token) if services.admin_token else []),
         ]
     )
 

@@ -47,6 +47,11 @@ def redis_url_file(settings: HearthSettings) -> Path:
     return settings.data_dir / "run" / "redis.url"
 
 
+def admin_url_file(settings: HearthSettings) -> Path:
+    """Where a running server publishes its admin API address for operator commands."""
+    return settings.data_dir / "run" / "admin.url"
+
+
 def authority_for(settings: HearthSettings) -> TokenAuthority:
     key = secret_value(settings.auth.secret, settings.data_dir, "auth_key")
     return TokenAuthority(key.encode(), settings.auth.token_ttl_days * 86400)
@@ -181,6 +186,8 @@ async def _serve(
                 metrics_token=secret_value(
                     settings.auth.metrics_token, settings.data_dir, "metrics_token"
                 ),
+                admin_token=secret_value(None, settings.data_dir, "admin_token"),
+                memory=memory,
             )
             http = _QuietServer(
                 uvicorn.Config(
@@ -192,6 +199,7 @@ async def _serve(
                 )
             )
             tasks.append(asyncio.create_task(http.serve()))
+            _publish(admin_url_file(settings), f"http://127.0.0.1:{settings.server.http_port}")
             tasks.append(asyncio.create_task(hook.drain_forever()))
             if mode == "up":
                 worker = build_worker(engines.redis_url, handle_signals=False)
@@ -216,6 +224,8 @@ async def _serve(
                 await task
         await arq.aclose()
         await redis.aclose()
+        with contextlib.suppress(FileNotFoundError):
+            admin_url_file(settings).unlink()
         if memory is not None:
             memory.close()
 

@@ -25,6 +25,7 @@ from config.settings import HearthSettings, load_settings
 from providers.processes import free_port
 from providers.tts import TextToSpeech
 from server.auth import TokenAuthority
+from server.memory.engine import MemoryEngine
 from server.runtime import authority_for, build_llm, device_stack
 from server.session import SessionRecord
 from server.ws_server import DeviceServer
@@ -151,6 +152,7 @@ async def start_hearth(
     llm_base_url: str,
     llm: ScriptedLLM | None,
     tts: TextToSpeech | None = None,
+    memory: MemoryEngine | None = None,
     **overrides: Any,
 ) -> AsyncIterator[RunningHearth]:
     """A device server on a free loopback port, wired exactly as ``hearth serve`` wires it."""
@@ -158,7 +160,7 @@ async def start_hearth(
     arq = await create_pool(redis_settings(redis_url))
     chat = build_llm(settings, llm_base_url)
     try:
-        async with device_stack(settings, chat, arq, tts) as (server, hook):
+        async with device_stack(settings, chat, arq, tts, memory) as (server, hook):
             ended = SessionsEnded()
             server.services.end_hooks.append(ended)
             ws = await server.start("127.0.0.1", 0)

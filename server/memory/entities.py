@@ -74,3 +74,23 @@ def entities_for(
         if item not in unique:
             unique.append(item)
     return tuple(unique)
+
+
+# "帮我 / 给我 / 让我 …" are command idioms, not a reference to the speaker's own life.
+_COMMAND_IDIOMS = re.compile(r"(帮|给|让|跟|为|替|陪|告诉|叫)我")
+_FIRST_PERSON = re.compile(r"我|咱|俺")
+
+
+def personally_anchored(question: str) -> bool:
+    """Does the question talk about the household itself (我的, 我家, 我老婆…), as opposed to a
+    command or general question (放首歌, 明天会下雨吗)?"""
+    if any(word in question for word in RELATIONS) or any(w in question for w in FAMILY_WORDS):
+        return True
+    return bool(_FIRST_PERSON.search(_COMMAND_IDIOMS.sub("", question)))
+
+
+def mentions(question: str, subject: str | None, names: Iterable[str]) -> bool:
+    """Does the question literally name what this memory is about?"""
+    if subject and subject not in _SELF_WORDS and subject in question:
+        return True
+    return any(len(name) >= 2 and name in question for name in names)

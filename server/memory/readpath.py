@@ -100,7 +100,9 @@ class ReadPath:
             searches.append(Search(vector, limit, s.relation_threshold, tuple(relations)))
         first = await self._search(person, searches, now)
         result.round_trips += 1
-        _collect(found, first[0], "direct", now)
+        anchored = entities.personally_anchored(question)
+        direct = [h for h in first[0] if self._accept(question, anchored, h)]
+        _collect(found, direct, "direct", now)
         if len(first) > 1:
             _collect(found, first[1], "relation", now)
         clock.lap("round1")
@@ -121,6 +123,15 @@ class ReadPath:
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result
+
+    def _accept(self, question: str, anchored: bool, hit: Hit) -> bool:
+        """A plain similarity cut cannot keep noise turns clean *and* recall what matters: a
+        direct hit needs ``strict_threshold``, or ``threshold`` when the question is anchored in
+        the household (first person, a relation, or the memory's own subject/name)."""
+        if hit.score >= self.settings.strict_threshold:
+            return True
+        memory = hit.memory
+        return anchored or entities.mentions(question, memory.subject, memory.entities)
 
     async def _search(
         self, person: PersonId, searches: list[Search], now: float

@@ -90,7 +90,10 @@ class EdgeMemoryStore:
         self.dim = dim
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        config = qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine))
+        config = qe.EdgeConfig(
+            vectors=qe.EdgeVectorParams(size=dim, distance=qe.Distance.Cosine),
+            max_search_threads=1,  # a household search is tiny: a thread pool only adds latency
+        )
         fresh = not any(path.iterdir())
         self._shard = (
             qe.EdgeShard.create(str(path), config) if fresh else qe.EdgeShard.load(str(path))

@@ -1,0 +1,249 @@
+"""``hearth bench readpath``: latency of the whole read path and of each step, recall@5, noise
+cleanliness, and the same queries through mem0's own ``Memory.search`` on the same data.
+
+Stores: N persons × M memories sampled from a pool of unique synthetic household memories
+(bench/corpus.py). Pool vectors are embedded once and cached under data_dir/bench; every *query*
+is embedded for real on every call, as on a device turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from bench.corpus import NOISE, Item, unique_items
+from config.settings import HearthSettings
+from providers.embedder import UseEmbedder
+from server.memory import entities
+from server.memory.importer import MemoryLine
+from server.memory.readpath import ReadPath
+from server.memory.schema import Memory, PersonId
+from server.memory.store import EdgeMemoryStore
+
+console = Console()
+POOL = 30000
+STEPS = ("embed", "round1", "round2", "render", "total")
+slot_of: dict[str, str] = {}  # memory text → slot, filled once the pool is built
+
+
+def pool_vectors(settings: HearthSettings, embedder: UseEmbedder, items: list[Item]) -> np.ndarray:
+    folder = settings.data_dir / "bench"
+    folder.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha1("\n".join(str(i.memory["text"]) for i in items).encode()).hexdigest()[:12]
+    path = folder / f"pool-{embedder.name}-{digest}.npy"
+    if path.exists():
+        loaded: np.ndarray = np.load(path)
+        return loaded
+    vectors = np.zeros((len(items), embedder.dim), dtype=np.float32)
+    with Progress(console=console, transient=True) as progress:
+        task = progress.add_task("embedding the memory pool (cached afterwards)", total=len(items))
+        for start in range(0, len(items), 256):
+            chunk = items[start : start + 256]
+            vectors[start : start + len(chunk)] = embedder.embed(
+                [str(i.memory["text"]) for i in chunk]
+            )
+            progress.advance(task, len(chunk))
+    np.save(path, vectors)
+    return vectors
+
+
+@dataclass
+class Dataset:
+    persons: list[PersonId]
+    members: dict[PersonId, list[int]]  # pool indexes per person
+
+
+def build_store(store: EdgeMemoryStore, items: list[Item], vectors: np.ndarray, persons: int,
+                per_person: int, rng: random.Random) -> Dataset:  # fmt: skip
+    data = Dataset([PersonId(f"person-{n:02d}") for n in range(persons)], {})
+    by_slot: dict[str, list[int]] = {}
+    for index, item in enumerate(items):
+        by_slot.setdefault(item.slot, []).append(index)
+    slots = list(by_slot)
+    if per_person > len(slots):
+        raise ValueError(
+            f"the pool has only {len(slots)} slots for {per_person} memories per person"
+        )
+    for person in data.persons:
+        chosen = [rng.choice(by_slot[slot]) for slot in rng.sample(slots, per_person)]
+        data.members[person] = chosen
+        for start in range(0, per_person, 512):
+            batch = chosen[start : start + 512]
+            memories = [_memory(items[i], person) for i in batch]
+            store.upsert(memories, [vectors[i].tolist() for i in batch])
+    return data
+
+
+def _memory(item: Item, person: PersonId) -> Memory:
+    return MemoryLine.model_validate(item.memory).to_memory(
+        person, entities.names_in(str(item.memory["text"]))
+    )
+
+
+def make_queries(items: list[Item], data: Dataset, count: int, rng: random.Random
+                 ) -> list[tuple[PersonId, str, str | None]]:  # fmt: skip
+    queries: list[tuple[PersonId, str, str | None]] = []
+    for n in range(count):
+        person = rng.choice(data.persons)
+        if n % 7 == 6:
+            queries.append((person, rng.choice(NOISE), None))
+            continue
+        target = items[rng.choice(data.members[person])]
+        queries.append((person, target.question, target.slot))
+    return queries
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def run_hearth(read_path: ReadPath, queries: list[tuple[PersonId, str, str | None]]
+                     ) -> dict[str, Any]:  # fmt: skip
+    steps: dict[str, list[float]] = {s: [] for s in STEPS}
+    hits = labelled = noisy = noise = 0
+    trips: list[int] = []
+    for person, question, target in queries:
+        recall = await read_path.recall(person, question)
+        for step in STEPS:
+            steps[step].append(recall.timings_ms.get(step, 0.0))
+        trips.append(recall.round_trips)
+        recalled = [r.memory.text for r in recall.safety + recall.related]
+        ranked = sorted(recall.safety + recall.related, key=lambda r: r.score, reverse=True)
+        if target is None:
+            noise += 1
+            noisy += bool(recalled)
+        else:
+            labelled += 1
+            hits += target in [slot_of.get(r.memory.text) for r in ranked[:5]]
+    return {"steps": steps, "recall5": hits / max(labelled, 1), "labelled": labelled,
+            "noise_clean": 1 - noisy / max(noise, 1), "noise": noise,
+            "max_round_trips": max(trips)}  # fmt: skip
+
+
+def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data: Dataset,
+             queries: list[tuple[PersonId, str, str | None]], folder: Path) -> dict[str, Any]:  # fmt: skip
+    """mem0 1.0.x on the same memories (loaded without an LLM) and the same queries."""
+    os.environ["MEM0_TELEMETRY"] = "False"
+    os.environ.setdefault("MEM0_DIR", str(folder / "mem0home"))
+    from mem0 import Memory as Mem0  # type: ignore[import-untyped]
+
+    config = {
+        "vector_store": {"provider": "qdrant", "config": {
+            "collection_name": "bench", "embedding_model_dims": embedder.dim,
+            "path": str(folder / "mem0-qdrant"), "on_disk": False}},
+        "llm": {"provider": "openai", "config": {"api_key": "unused-no-llm-call-in-search"}},
+        "embedder": {"provider": "openai", "config": {"api_key": "unused", "embedding_dims": embedder.dim}},
+        "history_db_path": str(folder / "mem0-history.db"),
+    }  # fmt: skip
+    mem0 = Mem0.from_config(config)
+
+    class Adapter:  # mem0's embedder interface over the same USE model
+        def embed(self, text: str, memory_action: str | None = None) -> list[float]:
+            return embedder.embed([text])[0]
+
+    mem0.embedding_model = Adapter()
+    now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    for person, members in data.members.items():
+        for start in range(0, len(members), 1000):
+            batch = members[start : start + 1000]
+            mem0.vector_store.insert(
+                vectors=[vectors[i].tolist() for i in batch],
+                payloads=[
+                    {
+                        "data": str(items[i].memory["text"]),
+                        "user_id": person,
+                        "hash": hashlib.md5(str(items[i].memory["text"]).encode()).hexdigest(),
+                        "created_at": now,
+                    }
+                    for i in batch
+                ],
+                ids=[str(uuid.uuid4()) for _ in batch],
+            )
+    latencies: list[float] = []
+    hits = labelled = 0
+    for person, question, target in queries:
+        started = time.perf_counter()
+        result = mem0.search(question, user_id=person, limit=5)
+        latencies.append((time.perf_counter() - started) * 1000)
+        if target is not None:
+            labelled += 1
+            hits += target in [slot_of.get(r["memory"]) for r in result["results"]]
+    return {"latencies": latencies, "recall5": hits / max(labelled, 1)}
+
+
+async def main(settings: HearthSettings, scales: list[int], persons: int, queries: int,
+               mem0_queries: int, seed: int) -> None:  # fmt: skip
+    embedder = UseEmbedder(threads=settings.memory.embedder_threads)
+    items = unique_items(POOL, seed)
+    slot_of.update({str(i.memory["text"]): i.slot for i in items})
+    vectors = pool_vectors(settings, embedder, items)
+    rows = []
+    for per_person in scales:
+        rng = random.Random(seed + per_person)
+        with tempfile.TemporaryDirectory() as tmp:
+            folder = Path(tmp)
+            store = EdgeMemoryStore(folder / "edge", embedder.dim)
+            started = time.perf_counter()
+            data = build_store(store, items, vectors, persons, per_person, rng)
+            load_s = time.perf_counter() - started
+            qs = make_queries(items, data, queries, rng)
+            read_path = ReadPath(embedder, store, settings.memory)
+            await read_path.recall(data.persons[0], "预热")
+            ours = await run_hearth(read_path, qs)
+            store.close()
+            theirs = (await asyncio.to_thread(run_mem0, embedder, items, vectors, data,
+                                              qs[:mem0_queries], folder)) if mem0_queries else None  # fmt: skip
+        rows.append((per_person, load_s, ours, theirs))
+    _report(rows, persons, queries, mem0_queries)
+
+
+def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]], persons: int,
+            queries: int, mem0_queries: int) -> None:  # fmt: skip
+    table = Table(
+        title=f"hearth bench readpath — {persons} persons, {queries} queries, USE + Qdrant Edge"
+    )
+    table.add_column("memories")
+    table.add_column("step")
+    for col in ("p50 ms", "p95 ms", "p99 ms", "mean ms"):
+        table.add_column(col, justify="right")
+    for per_person, _load, ours, _theirs in rows:
+        for step in STEPS:
+            values = ours["steps"][step]
+            table.add_row(f"{persons}×{per_person}", step, f"{pct(values, .5):.3f}",
+                          f"{pct(values, .95):.3f}", f"{pct(values, .99):.3f}",
+                          f"{statistics.fmean(values):.3f}")  # fmt: skip
+    console.print(table)
+    quality = Table(
+        title="quality and comparison with mem0 Memory.search (same data, same queries)"
+    )
+    for col in ("memories", "recall@5 (labelled)", "noise turns clean", "max round trips",
+                "mem0 p50 ms", "mem0 recall@5", "Hearth p50 ms (same queries)", "speed-up"):  # fmt: skip
+        quality.add_column(col, justify="right")
+    for per_person, _load, ours, theirs in rows:
+        total = ours["steps"]["total"]
+        if theirs:
+            ours_p50 = pct(total[:mem0_queries], 0.5)
+            mem0_p50 = pct(theirs["latencies"], 0.5)
+            extra = [f"{mem0_p50:.2f}", f"{theirs['recall5']:.3f}", f"{ours_p50:.2f}",
+                     f"{mem0_p50 / ours_p50:.1f}×"]  # fmt: skip
+        else:
+            extra = ["-", "-", "-", "-"]
+        quality.add_row(f"{persons}×{per_person}", f"{ours['recall5']:.3f} ({ours['labelled']})",
+                        f"{ours['noise_clean']:.3f} ({ours['noise']})", str(ours["max_round_trips"]),
+                        *extra)  # fmt: skip
+    console.print(quality)

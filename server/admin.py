@@ -1,0 +1,64 @@
+"""Admin HTTP API for operator commands while the server owns the embedded store.
+
+Qdrant Edge (like Qdrant local mode) lets only one process open its folder, so ``hearth memory …``
+talks to the running server here when it is up. Bearer token: ``data_dir/secrets/admin_token``
+(or ``auth.admin_token``), readable only by the account that runs Hearth.
+"""
+
+from __future__ import annotations
+
+import hmac
+import time
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from server.memory.engine import MemoryEngine
+from server.memory.importer import ImportError_, import_memories, parse_lines
+from server.memory.schema import PersonId
+
+
+def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
+    def authorised(request: Request) -> bool:
+        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        return hmac.compare_digest(supplied.encode(), token.encode())
+
+    def refuse() -> Response:
+        return JSONResponse({"error": "admin API needs Authorization: Bearer <admin token>"}, 401)
+
+    def no_memory() -> Response:
+        return JSONResponse({"error": "memory is disabled (memory.enabled: false)"}, 409)
+
+    async def recall(request: Request) -> Response:
+        if not authorised(request):
+            return refuse()
+        if memory is None:
+            return no_memory()
+        body = await request.json()
+        person, question = str(body.get("person", "")), str(body.get("question", ""))
+        if not person or not question:
+            return JSONResponse({"error": "person and question are required"}, 400)
+        result = await memory.read_path.recall(PersonId(person), question, time.time())
+        return JSONResponse(result.as_json())
+
+    async def import_(request: Request) -> Response:
+        if not authorised(request):
+            return refuse()
+        if memory is None:
+            return no_memory()
+        body = await request.json()
+        person = str(body.get("person", ""))
+        if not person:
+            return JSONResponse({"error": "person is required"}, 400)
+        try:
+            lines = parse_lines(str(body.get("jsonl", "")).splitlines())
+        except ImportError_ as exc:
+            return JSONResponse({"error": str(exc), "line": exc.line}, 400)
+        count = import_memories(lines, PersonId(person), memory.embedder, memory.store)
+        return JSONResponse({"imported": count, "person": person})
+
+    return [
+        Route("/admin/memory/recall", recall, methods=["POST"]),
+        Route("/admin/memory/import", import_, methods=["POST"]),
+    ]

@@ -1,0 +1,114 @@
+"""``hearth memory …``: import and recall, through the running server or directly."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from config.secrets import secret_value
+from config.settings import HearthSettings
+
+memory_app = typer.Typer(no_args_is_help=True, help="Household memory (operators, tests)")
+console = Console()
+
+
+def _running_admin(settings: HearthSettings) -> tuple[str, str] | None:
+    """(base URL, token) of a running server's admin API, or None when nothing is running."""
+    from server.runtime import admin_url_file
+
+    path = admin_url_file(settings)
+    if not path.is_file():
+        return None
+    base = path.read_text().strip()
+    try:
+        httpx.get(f"{base}/health", timeout=2).raise_for_status()
+    except httpx.HTTPError:
+        return None  # stale file from a crashed run
+    return base, secret_value(None, settings.data_dir, "admin_token")
+
+
+def _call(admin: tuple[str, str], path: str, body: dict[str, Any]) -> dict[str, Any]:
+    base, token = admin
+    response = httpx.post(f"{base}{path}", json=body, timeout=120,
+                          headers={"Authorization": f"Bearer {token}"})  # fmt: skip
+    data: dict[str, Any] = response.json()
+    if response.status_code != 200:
+        console.print(f"[red]{data.get('error', response.text)}[/red]")
+        raise typer.Exit(1)
+    return data
+
+
+def _settings() -> HearthSettings:
+    from server.cli import _settings as load
+
+    return load()
+
+
+@memory_app.command("import")
+def import_(
+    file: Path,
+    person: Annotated[str, typer.Option("--person", "-p", help="the person (store) to load into")],
+) -> None:
+    """Load memories from JSON Lines (no LLM call). Importing twice stores nothing twice."""
+    from server.memory.engine import build_memory
+    from server.memory.importer import ImportError_, import_memories, parse_lines
+    from server.memory.schema import PersonId
+
+    settings = _settings()
+    text = sys.stdin.read() if str(file) == "-" else file.read_text()
+    admin = _running_admin(settings)
+    if admin is not None:
+        count = _call(admin, "/admin/memory/import", {"person": person, "jsonl": text})["imported"]
+    else:
+        try:
+            lines = parse_lines(text.splitlines())
+        except ImportError_ as exc:
+            console.print(f"[red]{exc}[/red]")
+            raise typer.Exit(1) from exc
+        engine = build_memory(settings)
+        try:
+            count = import_memories(lines, PersonId(person), engine.embedder, engine.store)
+        finally:
+            engine.close()
+    console.print(f"imported {count} memories for {person}")
+
+
+@memory_app.command("recall")
+def recall(
+    question: str,
+    person: Annotated[str, typer.Option("--person", "-p")],
+    as_json: Annotated[bool, typer.Option("--json", help="print JSON")] = False,
+) -> None:
+    """Run exactly the read path a device turn runs and show what it would inject."""
+    import asyncio
+
+    from server.memory.engine import build_memory
+    from server.memory.schema import PersonId
+
+    settings = _settings()
+    admin = _running_admin(settings)
+    if admin is not None:
+        data = _call(admin, "/admin/memory/recall", {"person": person, "question": question})
+    else:
+        engine = build_memory(settings)
+        try:
+            data = asyncio.run(engine.read_path.recall(PersonId(person), question)).as_json()
+        finally:
+            engine.close()
+    if as_json:
+        sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    table = Table("group", "why", "score", "cls", "text")
+    for group in ("safety", "related"):
+        for item in data["groups"][group]:
+            table.add_row(group, item["why"], f"{item['score']:.3f}", item["cls"], item["text"])
+    console.print(table)
+    console.print(data["prompt_block"] or "[dim](nothing injected)[/dim]")
+    console.print(f"timings ms: {data['timings_ms']}")

@@ -1,0 +1,90 @@
+"""The read path and check_safety inside real device turns (WebSocket on loopback)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from config.settings import load_settings
+from providers.embedder import UseEmbedder
+from server.memory.engine import MemoryEngine
+from server.memory.importer import import_file
+from server.memory.readpath import ReadPath
+from server.memory.schema import PersonId
+from server.memory.store import EdgeMemoryStore
+from server.session import own_person
+from tests.conftest import RunningHearth, start_hearth
+from tests.server.memory.conftest import FIXTURES
+from tests.support.scripted_llm import Reply, ScriptedLLM
+
+MAC = "aa:bb:cc:00:00:01"
+OTHER_MAC = "aa:bb:cc:00:00:02"
+
+
+@pytest.fixture
+async def memory_hearth(
+    tmp_path: Path, redis: Redis, redis_url: str, scripted_llm: ScriptedLLM, embedder: UseEmbedder
+) -> AsyncIterator[RunningHearth]:
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    import_file(
+        FIXTURES / "household_zhang.jsonl", PersonId(await own_person(MAC)), embedder, store
+    )
+    import_file(
+        FIXTURES / "household_li.jsonl", PersonId(await own_person(OTHER_MAC)), embedder, store
+    )
+    engine = MemoryEngine(embedder, store, ReadPath(embedder, store, load_settings().memory))
+    async with start_hearth(
+        tmp_path, redis_url, scripted_llm.base_url, scripted_llm, memory=engine
+    ) as hearth:
+        yield hearth
+    store.close()
+
+
+def system_prompt(llm: ScriptedLLM, index: int = -1) -> str:
+    return str(llm.requests[index]["messages"][0]["content"])
+
+
+async def test_device_turn_injects_the_safety_group(memory_hearth: RunningHearth) -> None:
+    memory_hearth.llm.responder = lambda req: Reply("先提醒一下，你老婆对海鲜过敏。")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    await device.ask("订个海鲜礼包送我老婆")
+    await device.close()
+    prompt = system_prompt(memory_hearth.llm)
+    assert "[安全约束]" in prompt and "我老婆对海鲜过敏" in prompt
+    assert "<memory_usage>" in prompt and "<must_call>" in prompt
+    assert "Only call a tool" not in prompt and "只在明确" not in prompt
+    tools = {t["function"]["name"]: t for t in memory_hearth.llm.requests[-1]["tools"]}
+    assert "餐厅" in tools["check_safety"]["function"]["description"]
+
+
+async def test_noise_turn_injects_no_memory(memory_hearth: RunningHearth) -> None:
+    memory_hearth.llm.responder = lambda req: Reply("好的。")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    await device.ask("放首周杰伦的歌")
+    await device.close()
+    assert "<memory>" not in system_prompt(memory_hearth.llm)
+
+
+async def test_check_safety_answers_for_the_callers_person_only(
+    memory_hearth: RunningHearth,
+) -> None:
+    replies = iter([
+        Reply(tool_calls=[{"name": "check_safety", "arguments": {"topic": "推荐个餐厅"}}]),
+        Reply("推荐一家不以海鲜为主的餐厅。"),
+    ])  # fmt: skip
+    memory_hearth.llm.responder = lambda req: next(replies)
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    result = await device.ask("推荐个餐厅")
+    await device.close()
+    tool_result = memory_hearth.llm.requests[1]["messages"][-1]
+    assert tool_result["role"] == "tool"
+    assert "我老婆对海鲜过敏" in tool_result["content"]
+    assert "小橙子对花生过敏" in tool_result["content"]
+    assert "青霉素" not in tool_result["content"] and "猫毛" not in tool_result["content"]
+    assert result.text == "推荐一家不以海鲜为主的餐厅。"

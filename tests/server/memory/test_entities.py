@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import pytest
+
+from server.memory.entities import entities_for, mentions, names_in, personally_anchored, relations_in
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [("女儿叫小橙子，今年五岁", ["小橙子"]), ("我女儿叫小橙子", ["小橙子"]),
+     ("小橙子是我女儿", ["小橙子"]), ("老婆叫林晓", ["林晓"]), ("我对猫毛过敏", [])],
+)  # fmt: skip
+def test_names_introduced_in_a_memory(text: str, names: list[str]) -> None:
+    assert names_in(text) == names
+
+
+def test_family_words_mean_every_relation() -> None:
+    assert "老婆" in relations_in("周末带家里人出去吃饭要注意什么")
+    assert relations_in("订个海鲜礼包送我老婆") == ["老婆"]
+    assert relations_in("我女朋友喜欢什么") == ["女朋友"]
+
+
+@pytest.mark.parametrize(
+    ("question", "anchored"),
+    [("我住在哪里", True), ("我老婆生日是哪天", True), ("周末带家里人出去吃饭", True),
+     ("帮我写个Python排序函数", False), ("给我放首歌", False), ("明天会下雨吗", False),
+     ("北京到上海多远", False), ("晚上给我自己下碗面条", False)],
+)  # fmt: skip
+def test_personal_anchor(question: str, anchored: bool) -> None:
+    assert personally_anchored(question) is anchored
+
+
+def test_mentions_needs_the_literal_subject_or_name() -> None:
+    assert mentions("王磊能吃海鲜吗", "王磊", ())
+    assert not mentions("明天会下雨吗", "王雨", ("王雨",))
+    assert mentions("小橙子喜欢什么", "女儿", ("女儿", "小橙子"))
+
+
+def test_entities_cover_subject_names_and_known_names() -> None:
+    assert entities_for("女儿叫小橙子，今年五岁", "女儿") == ("女儿", "小橙子")
+    assert entities_for("带小橙子去打疫苗", None, ["小橙子"]) == ("小橙子",)
