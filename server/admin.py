@@ -17,6 +17,7 @@ from starlette.routing import Route
 from server.memory.engine import MemoryEngine
 from server.memory.importer import ImportError_, import_memories, parse_lines
 from server.memory.schema import PersonId
+from server.persons import PersonMap, PersonMapError
 
 
 def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
@@ -62,3 +63,30 @@ def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
         Route("/admin/memory/recall", recall, methods=["POST"]),
         Route("/admin/memory/import", import_, methods=["POST"]),
     ]
+
+
+def person_routes(persons: PersonMap, token: str) -> list[Route]:
+    """person_map edits over HTTP (admins): GET lists, POST maps, DELETE unmaps."""
+
+    def authorised(request: Request) -> bool:
+        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        return hmac.compare_digest(supplied.encode(), token.encode())
+
+    async def persons_endpoint(request: Request) -> Response:
+        if not authorised(request):
+            return JSONResponse(
+                {"error": "admin API needs Authorization: Bearer <admin token>"}, 401
+            )
+        if request.method == "GET":
+            return JSONResponse({"person_map": await persons.all()})
+        body = await request.json()
+        device = str(body.get("device_id", ""))
+        if request.method == "DELETE":
+            return JSONResponse({"device_id": device, "removed": await persons.unmap(device)})
+        try:
+            person = await persons.map(device, str(body.get("person", "")))
+        except PersonMapError as exc:
+            return JSONResponse({"error": str(exc)}, 400)
+        return JSONResponse({"device_id": device, "person": person})
+
+    return [Route("/admin/persons", persons_endpoint, methods=["GET", "POST", "DELETE"])]

@@ -17,6 +17,7 @@ from rich.table import Table
 from config.settings import HearthSettings, SettingsError, load_settings
 from server.cli_memory import memory_app
 from server.logs import configure_logging
+from server.persons import PersonMap, PersonMapError
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Hearth voice-device server")
 device_app = typer.Typer(no_args_is_help=True, help="Device tokens and enrollment")
@@ -145,6 +146,49 @@ def device_list() -> None:
     for device, info in sorted(_run(go).items()):
         at = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(str(info.get("approved_at", 0)))))
         table.add_row(device, str(info.get("client_id", "")), at)
+    console.print(table)
+
+
+persons_app = typer.Typer(no_args_is_help=True, help="person_map: which person a device speaks for")
+app.add_typer(persons_app, name="persons")
+
+
+def _with_person_map(action: Callable[[PersonMap], Awaitable[T]]) -> T:
+    settings = _settings()
+
+    async def go() -> T:
+        redis = Redis.from_url(_redis_url(settings))
+        try:
+            return await action(PersonMap(redis))
+        finally:
+            await redis.aclose()
+
+    return _run(go)
+
+
+@persons_app.command("map")
+def persons_map(device_id: str, person: str) -> None:
+    """Map DEVICE_ID to PERSON; its next connection uses it, on every server process."""
+    try:
+        mapped = _with_person_map(lambda pm: pm.map(device_id, person))
+    except PersonMapError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    console.print(f"{device_id} → {mapped}")
+
+
+@persons_app.command("unmap")
+def persons_unmap(device_id: str) -> None:
+    """Remove a mapping; the device becomes its own person again."""
+    removed = _with_person_map(lambda pm: pm.unmap(device_id))
+    console.print(f"{device_id}: {'unmapped' if removed else 'was not mapped'}")
+
+
+@persons_app.command("list")
+def persons_list() -> None:
+    table = Table("device", "person")
+    for device, person in sorted(_with_person_map(lambda pm: pm.all()).items()):
+        table.add_row(device, person)
     console.print(table)
 
 

@@ -20,10 +20,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from config.settings import HearthSettings
-from server.admin import admin_routes
+from server.admin import admin_routes, person_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.devices import DeviceRegistry
 from server.memory.engine import MemoryEngine
+from server.persons import PersonMap
 
 log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000
@@ -101,6 +102,11 @@ def build_http_app(services: HttpServices) -> Starlette:
             Route("/health", health),
             Route("/metrics", metrics),
             *(admin_routes(services.memory, services.admin_token) if services.admin_token else []),
+            *(
+                person_routes(PersonMap(services.devices.redis), services.admin_token)
+                if services.admin_token
+                else []
+            ),
         ]
     )
 

@@ -31,6 +31,7 @@ from server.http_app import HttpServices, build_http_app
 from server.memory.engine import MemoryEngine, build_memory
 from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
+from server.persons import PersonMap
 from server.session import SessionServices
 from server.tools import ToolRegistry
 from server.turn import PromptContributor, TurnServices
@@ -146,6 +147,7 @@ async def device_stack(
         max_malformed=settings.server.max_malformed_messages,
         vision_url=f"http://{host}:{settings.server.http_port}/mcp/vision/explain",
         end_hooks=[hook],
+        resolve_person=PersonMap(arq).resolve,
     )
     authority = authority_for(settings) if settings.auth.enabled else None
     server = DeviceServer(services, authority, max_message_bytes=settings.server.max_message_bytes)

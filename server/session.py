@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import structlog
+from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
@@ -25,6 +26,7 @@ from server import metrics
 from server.auth import DeviceCredentials
 from server.conversation import Conversation, Utterance
 from server.mcp_client import DeviceMcpClient, McpCallError
+from server.persons import default_person
 from server.protocol.errors import CloseCode, ProtocolError
 from server.protocol.machine import DeviceProtocol
 from server.protocol.messages import (
@@ -66,8 +68,8 @@ PersonResolver = Callable[[str], Awaitable[str]]
 
 
 async def own_person(device_id: str) -> str:
-    """Default policy until person_map exists: each device is its own person."""
-    return f"device-{device_id.replace(':', '')}"
+    """The unmapped-device policy: each device is its own person (see server.persons)."""
+    return default_person(device_id)
 
 
 @dataclass
@@ -123,7 +125,12 @@ class DeviceSession:
         started = time.time()
         reason = "closed_by_device"
         metrics.CONNECTIONS.inc()
-        self.person = await self.s.resolve_person(self.creds.device_id)
+        try:
+            self.person = await self.s.resolve_person(self.creds.device_id)
+        except (RedisError, OSError) as exc:
+            # Redis down: keep serving the device; its memories stay its own until it reconnects.
+            self.person = default_person(self.creds.device_id)
+            self.log.error("person_map.unavailable", error=str(exc), fallback=self.person)
         self.log = self.log.bind(person=self.person)
         self.log.info("session.open", client=self.creds.client_id, version=self.protocol.version)
         try:

@@ -107,6 +107,7 @@ class Turn:
         await self.flush()
         queue: SentenceQueue = asyncio.Queue()
         speaker = asyncio.create_task(self._speak(queue))
+        finished = False
         try:
             try:
                 await self._think(text, history, queue)
@@ -117,11 +118,12 @@ class Turn:
             await queue.put(None)
             await speaker
             await asyncio.sleep(self.pacer.delay_until_played(self.s.clock()))
+            finished = True
         finally:
             if not speaker.done():
                 speaker.cancel()
             self.conversation.add(
-                Utterance("assistant", "".join(self.spoken), time.time(), interrupted=False)
+                Utterance("assistant", "".join(self.spoken), time.time(), interrupted=not finished)
             )
         self.protocol.send_tts_stop()
         await self.flush()

@@ -213,7 +213,13 @@ async def http_app(hearth: RunningHearth, redis: Redis) -> AsyncIterator[Running
 
     server_settings = hearth.settings.server.model_copy(update={"ws_port": hearth.port})
     settings = hearth.settings.model_copy(update={"server": server_settings})
-    services = HttpServices(settings, hearth.authority, DeviceRegistry(redis), "metrics-secret")
+    services = HttpServices(
+        settings,
+        hearth.authority,
+        DeviceRegistry(redis),
+        "metrics-secret",
+        admin_token="admin-secret",
+    )
     port = free_port()
     config = uvicorn.Config(
         build_http_app(services), host="127.0.0.1", port=port, log_level="warning", lifespan="off"

@@ -2,7 +2,13 @@ from __future__ import annotations
 
 import pytest
 
-from server.memory.entities import entities_for, mentions, names_in, personally_anchored, relations_in
+from server.memory.entities import (
+    entities_for,
+    mentions,
+    names_in,
+    personally_anchored,
+    relations_in,
+)
 
 
 @pytest.mark.parametrize(
