@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hmac
 import time
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -19,23 +20,27 @@ from server.memory.importer import ImportError_, import_memories, parse_lines
 from server.memory.schema import PersonId
 from server.persons import PersonMap, PersonMapError
 
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _guarded(token: str, handler: Handler) -> Handler:
+    """Every admin endpoint: bearer token first, nothing is trusted by source address."""
+
+    async def guarded(request: Request) -> Response:
+        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(supplied.encode(), token.encode()):
+            return JSONResponse(
+                {"error": "admin API needs Authorization: Bearer <admin token>"}, 401
+            )
+        return await handler(request)
+
+    return guarded
+
 
 def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
-    def authorised(request: Request) -> bool:
-        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return hmac.compare_digest(supplied.encode(), token.encode())
-
-    def refuse() -> Response:
-        return JSONResponse({"error": "admin API needs Authorization: Bearer <admin token>"}, 401)
-
-    def no_memory() -> Response:
-        return JSONResponse({"error": "memory is disabled (memory.enabled: false)"}, 409)
-
     async def recall(request: Request) -> Response:
-        if not authorised(request):
-            return refuse()
         if memory is None:
-            return no_memory()
+            return _no_memory()
         body = await request.json()
         person, question = str(body.get("person", "")), str(body.get("question", ""))
         if not person or not question:
@@ -44,10 +49,8 @@ def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
         return JSONResponse(result.as_json())
 
     async def import_(request: Request) -> Response:
-        if not authorised(request):
-            return refuse()
         if memory is None:
-            return no_memory()
+            return _no_memory()
         body = await request.json()
         person = str(body.get("person", ""))
         if not person:
@@ -60,23 +63,19 @@ def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
         return JSONResponse({"imported": count, "person": person})
 
     return [
-        Route("/admin/memory/recall", recall, methods=["POST"]),
-        Route("/admin/memory/import", import_, methods=["POST"]),
+        Route("/admin/memory/recall", _guarded(token, recall), methods=["POST"]),
+        Route("/admin/memory/import", _guarded(token, import_), methods=["POST"]),
     ]
+
+
+def _no_memory() -> Response:
+    return JSONResponse({"error": "memory is disabled (memory.enabled: false)"}, 409)
 
 
 def person_routes(persons: PersonMap, token: str) -> list[Route]:
     """person_map edits over HTTP (admins): GET lists, POST maps, DELETE unmaps."""
 
-    def authorised(request: Request) -> bool:
-        supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        return hmac.compare_digest(supplied.encode(), token.encode())
-
     async def persons_endpoint(request: Request) -> Response:
-        if not authorised(request):
-            return JSONResponse(
-                {"error": "admin API needs Authorization: Bearer <admin token>"}, 401
-            )
         if request.method == "GET":
             return JSONResponse({"person_map": await persons.all()})
         body = await request.json()
@@ -89,4 +88,8 @@ def person_routes(persons: PersonMap, token: str) -> list[Route]:
             return JSONResponse({"error": str(exc)}, 400)
         return JSONResponse({"device_id": device, "person": person})
 
-    return [Route("/admin/persons", persons_endpoint, methods=["GET", "POST", "DELETE"])]
+    return [
+        Route(
+            "/admin/persons", _guarded(token, persons_endpoint), methods=["GET", "POST", "DELETE"]
+        )
+    ]

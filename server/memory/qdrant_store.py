@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 from config.settings import HearthSettings, SettingsError
 from server.memory import schema
 from server.memory.schema import Memory, MemoryId, PersonId
-from server.memory.store import Hit, Page, Search
+from server.memory.store import Hit, Page, Search, owned_by, page_of
 
 
 class QdrantMemoryStore:
@@ -96,19 +96,17 @@ class QdrantMemoryStore:
         ]
 
     def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
-        records = self.client.retrieve(self.collection, list(ids), with_payload=True)
-        found = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
-        return [m for m in found if m.person == person]
+        return owned_by(person, self.client.retrieve(self.collection, list(ids), with_payload=True))
 
     def scroll(
         self, person: PersonId, cls: str | None = None, limit: int = 256, offset: str | None = None
     ) -> Page:
         search = Search([], 0, cls=cls) if cls else None
-        records, next_offset = self.client.scroll(
-            self.collection, self._filter(person, search, None), limit=limit, offset=offset
+        return page_of(
+            *self.client.scroll(
+                self.collection, self._filter(person, search, None), limit=limit, offset=offset
+            )
         )
-        memories = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
-        return Page(memories, str(next_offset) if next_offset is not None else None)
 
     def count(self, person: PersonId) -> int:
         return self.client.count(self.collection, self._filter(person, None, None)).count

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -48,6 +49,20 @@ class Page:
 class StoreStats:
     round_trips: int = 0
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def memories_of(records: Iterable[Any]) -> list[Memory]:
+    """Engine records/points (anything with ``id`` and ``payload``) → memories."""
+    return [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
+
+
+def owned_by(person: PersonId, records: Iterable[Any]) -> list[Memory]:
+    """Retrieval by id is not person-scoped in the engines: drop other persons' points."""
+    return [m for m in memories_of(records) if m.person == person]
+
+
+def page_of(records: Iterable[Any], next_offset: Any) -> Page:
+    return Page(memories_of(records), str(next_offset) if next_offset is not None else None)
 
 
 class MemoryStore(Protocol):
@@ -151,9 +166,7 @@ class EdgeMemoryStore:
         return results
 
     def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
-        records = self._shard.retrieve(list(ids), True, False)
-        found = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
-        return [m for m in found if m.person == person]
+        return owned_by(person, self._shard.retrieve(list(ids), True, False))
 
     def scroll(
         self, person: PersonId, cls: str | None = None, limit: int = 256, offset: str | None = None
@@ -162,9 +175,7 @@ class EdgeMemoryStore:
         request = qe.ScrollRequest(
             offset=offset, limit=limit, filter=self._filter(person, search, None), with_payload=True
         )
-        records, next_offset = self._shard.scroll(request)
-        memories = [Memory.from_payload(str(r.id), r.payload or {}) for r in records]
-        return Page(memories, str(next_offset) if next_offset is not None else None)
+        return page_of(*self._shard.scroll(request))
 
     def count(self, person: PersonId) -> int:
         return int(self._shard.count(qe.CountRequest(filter=self._filter(person, None, None))))
