@@ -140,7 +140,7 @@ def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data
     """mem0 1.0.x on the same memories (loaded without an LLM) and the same queries."""
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ.setdefault("MEM0_DIR", str(folder / "mem0home"))
-    from mem0 import Memory as Mem0  # type: ignore[import-untyped]
+    from mem0 import Memory as Mem0
 
     config = {
         "vector_store": {"provider": "qdrant", "config": {
