@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import openai
+import orjson
 
 from providers.errors import PermanentProviderError, TransientProviderError
 
@@ -40,6 +42,50 @@ class ChatLLM(Protocol):
     def stream(self, messages: list[Message], tools: list[ToolSpec]) -> AsyncIterator[StreamItem]:
         """Text deltas as they come; at most one ``ToolCallsReady`` at the end."""
         ...
+
+
+_TOOL_OPENERS = ("{", "[", "<tool_call>", "```")
+_FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
+_TAGS = re.compile(r"</?tool_call>")
+
+
+def textual_tool_calls(text: str, names: set[str]) -> list[ToolCall] | None:
+    """Tool calls a model wrote as text instead of using the API (small local models do:
+    ``<tool_call>{"name": …, "arguments": {…}}</tool_call>``, bare JSON, even ``{{…}}``).
+    Returns None unless everything parses to calls of offered tools."""
+    body = _TAGS.sub("\n", _FENCE.sub("", text.strip())).strip()
+    calls = _as_calls(_loads_loosely(body), names)
+    if not calls:
+        for line in (line.strip() for line in body.splitlines() if line.strip()):
+            found = _as_calls(_loads_loosely(line), names)
+            if not found:
+                return None
+            calls += found
+    return [ToolCall(f"text_call_{i}", c.name, c.arguments) for i, c in enumerate(calls)] or None
+
+
+def _loads_loosely(text: str) -> object:
+    for _ in range(3):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            if text.startswith("{{") and text.endswith("}}"):
+                text = text[1:-1]  # "{{...}}": template braces echoed by a small model
+                continue
+            return None
+    return None
+
+
+def _as_calls(parsed: object, names: set[str]) -> list[ToolCall]:
+    items = parsed if isinstance(parsed, list) else [parsed]
+    calls = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict) or item.get("name") not in names:
+            return []
+        arguments = item.get("arguments", item.get("parameters", {}))
+        raw = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+        calls.append(ToolCall(f"text_call_{index}", str(item["name"]), raw))
+    return calls
 
 
 @dataclass
@@ -84,6 +130,11 @@ class OpenAICompatibleLLM:
         if tools:
             kwargs["tools"] = tools
         partial: dict[int, _PartialCall] = {}
+        names = {t["function"]["name"] for t in tools if "function" in t}
+        # A reply that opens like a tool call is held back, never spoken, until it is known
+        # whether it is one (see textual_tool_calls).
+        held: list[str] | None = None
+        seen_text = False
         chunks = 0
         try:
             response = await self._client.chat.completions.create(**kwargs)
@@ -93,6 +144,13 @@ class OpenAICompatibleLLM:
                     continue
                 delta = chunk.choices[0].delta
                 if delta.content:
+                    if held is not None:
+                        held.append(delta.content)
+                        continue
+                    if names and not seen_text and delta.content.lstrip().startswith(_TOOL_OPENERS):
+                        held = [delta.content]
+                        continue
+                    seen_text = seen_text or bool(delta.content.strip())
                     yield TextDelta(delta.content)
                 for call in delta.tool_calls or []:
                     slot = partial.setdefault(call.index, _PartialCall())
@@ -112,10 +170,16 @@ class OpenAICompatibleLLM:
             raise PermanentProviderError(self.name, f"unusable response: {exc}") from exc
         if chunks == 0:
             raise PermanentProviderError(self.name, "response held no completion chunks")
+        text_calls: list[ToolCall] = []
+        if held is not None:
+            text_calls = textual_tool_calls("".join(held), names) or []
+            if not text_calls:
+                yield TextDelta("".join(held))
         calls = [
             ToolCall(slot.id or f"call_{index}", slot.name, "".join(slot.arguments) or "{}")
             for index, slot in sorted(partial.items())
             if slot.name
         ]
+        calls += text_calls
         if calls:
             yield ToolCallsReady(calls)

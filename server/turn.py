@@ -131,12 +131,16 @@ class Turn:
     # ---- thinking ---------------------------------------------------------------------------
 
     async def _messages(self, text: str, history: list[Message]) -> list[Message]:
-        blocks = [self.s.system_prompt]
+        """Static system prompt first, then history, then this turn's blocks (memory) in their
+        own system message right before the user's words: everything before them is the same
+        from turn to turn, so a local llama.cpp server reuses its KV cache for that prefix."""
+        blocks = []
         for contributor in self.s.contributors:
             block = await contributor.prompt_block(text, self.context)
             if block:
                 blocks.append(block)
-        return [{"role": "system", "content": "\n\n".join(blocks)}, *history,
+        turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
+        return [{"role": "system", "content": self.s.system_prompt}, *history, *turn_context,
                 {"role": "user", "content": text}]  # fmt: skip
 
     def _functions(self) -> list[dict[str, Any]]:

@@ -305,3 +305,29 @@ async def test_llm_garbage_or_errors_give_a_spoken_apology(
     result = await device.ask("你好")
     await device.close()
     assert "抱歉" in result.text
+
+
+async def test_tool_call_written_as_text_is_executed_not_spoken(hearth: RunningHearth) -> None:
+    schema = {"type": "object", "properties": {"volume": {"type": "integer"}}}
+    tool = {
+        "name": "self.audio_speaker.set_volume",
+        "description": "Set the volume",
+        "inputSchema": schema,
+    }
+    replies = iter([
+        Reply('{{"name": "self_audio_speaker_set_volume", "arguments": {"volume": 30}}}'),
+        Reply("调好了。"),
+    ])  # fmt: skip
+    hearth.llm.responder = lambda req: next(replies)
+    device = hearth.device(mcp_tools=[tool])
+    await device.connect()
+    async with asyncio.timeout(5):  # the client answers MCP requests only while it reads
+        while not any(s.mcp and s.mcp.tools for s in hearth.server.sessions):
+            await device.send_json({"type": "ping"})
+            await device.recv_json()
+    result = await device.ask("音量调到30")
+    await device.close()
+    assert device.mcp_calls == [
+        {"name": "self.audio_speaker.set_volume", "arguments": {"volume": 30}}
+    ]
+    assert result.text == "调好了。"  # the JSON was never sent as a subtitle or spoken

@@ -83,7 +83,8 @@ async def test_bench_person_is_invisible_to_real_persons_and_back(
             await device.connect()
             await device.ask("订个海鲜礼包送我老婆")
             await device.close()
-            prompts[mac] = scripted_llm.requests[-1]["messages"][0]["content"]
+            messages = scripted_llm.requests[-1]["messages"]
+            prompts[mac] = "\n".join(m["content"] for m in messages if m["role"] == "system")
     store.close()
     for bench_mac in ("02:00:00:00:00:01", "02:00:00:00:00:02"):
         assert "我老婆对海鲜过敏" in prompts[bench_mac]

@@ -44,7 +44,9 @@ async def memory_hearth(
 
 
 def system_prompt(llm: ScriptedLLM, index: int = -1) -> str:
-    return str(llm.requests[index]["messages"][0]["content"])
+    """Every system message of a request (static prompt + this turn's memory block)."""
+    messages = llm.requests[index]["messages"]
+    return "\n".join(str(m["content"]) for m in messages if m["role"] == "system")
 
 
 async def test_device_turn_injects_the_safety_group(memory_hearth: RunningHearth) -> None:
@@ -55,6 +57,10 @@ async def test_device_turn_injects_the_safety_group(memory_hearth: RunningHearth
     await device.close()
     prompt = system_prompt(memory_hearth.llm)
     assert "[安全约束]" in prompt and "我老婆对海鲜过敏" in prompt
+    messages = memory_hearth.llm.requests[-1]["messages"]
+    # the static prompt stays first and unchanged; the memory block sits right before the user
+    assert "<memory>" not in messages[0]["content"]
+    assert messages[-2]["role"] == "system" and messages[-2]["content"].startswith("<memory>")
     assert "<memory_usage>" in prompt and "<must_call>" in prompt
     assert "Only call a tool" not in prompt and "只在明确" not in prompt
     tools = {t["function"]["name"]: t for t in memory_hearth.llm.requests[-1]["tools"]}
