@@ -44,9 +44,20 @@ class ChatLLM(Protocol):
         ...
 
 
-_TOOL_OPENERS = ("{", "[", "<tool_call>", "```")
+_TOOL_OPENER = re.compile(r"^\s*(\{|\[|```|<\s*/?\s*(tool|function))", re.IGNORECASE)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-_TAGS = re.compile(r"</?tool_call>")
+# <tool_call>, <tools>, <function_call>, <function=…> … as small models improvise them
+_TAGS = re.compile(r"<\s*/?\s*(tool|function)[^>]*>", re.IGNORECASE)
+
+
+_DECIDE_AFTER_CHARS = 6
+
+
+def _decide(opening: str) -> tuple[list[str] | None, bool, str]:
+    """(held, seen_text, text to speak now) for a reply's first characters."""
+    if _TOOL_OPENER.match(opening):
+        return [opening], False, ""
+    return None, True, opening
 
 
 def textual_tool_calls(text: str, names: set[str]) -> list[ToolCall] | None:
@@ -134,6 +145,7 @@ class OpenAICompatibleLLM:
         # A reply that opens like a tool call is held back, never spoken, until it is known
         # whether it is one (see textual_tool_calls).
         held: list[str] | None = None
+        opening = ""  # the first characters, until it is clear whether they open a tool call
         seen_text = False
         chunks = 0
         try:
@@ -146,12 +158,15 @@ class OpenAICompatibleLLM:
                 if delta.content:
                     if held is not None:
                         held.append(delta.content)
-                        continue
-                    if names and not seen_text and delta.content.lstrip().startswith(_TOOL_OPENERS):
-                        held = [delta.content]
-                        continue
-                    seen_text = seen_text or bool(delta.content.strip())
-                    yield TextDelta(delta.content)
+                    elif names and not seen_text:
+                        opening += delta.content
+                        if len(opening.strip()) >= _DECIDE_AFTER_CHARS:
+                            held, seen_text, text = _decide(opening)
+                            opening = ""
+                            if text:
+                                yield TextDelta(text)
+                    else:
+                        yield TextDelta(delta.content)
                 for call in delta.tool_calls or []:
                     slot = partial.setdefault(call.index, _PartialCall())
                     if call.id:
@@ -171,6 +186,10 @@ class OpenAICompatibleLLM:
         if chunks == 0:
             raise PermanentProviderError(self.name, "response held no completion chunks")
         text_calls: list[ToolCall] = []
+        if opening:
+            held, _, text = _decide(opening)
+            if text:
+                yield TextDelta(text)
         if held is not None:
             text_calls = textual_tool_calls("".join(held), names) or []
             if not text_calls:

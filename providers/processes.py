@@ -15,6 +15,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -151,6 +152,27 @@ class LocalLLMServer:
             except TimeoutError as exc:
                 self.stop()
                 raise PermanentProviderError("local-llm", "server did not start in time") from exc
+
+    async def warm(self, system_prompt: str, tools: list[dict[str, object]]) -> None:
+        """Evaluate the static prefix (system prompt + tool schemas) once at start, so the first
+        device turn does not pay ~20 s of prompt processing on 2 cores; later turns reuse it."""
+        body = {
+            "model": "local",
+            "messages": [
+                {"role": "system", "content": system_prompt},
+                {"role": "user", "content": "你好"},
+            ],
+            "tools": tools,
+            "max_tokens": 1,
+        }
+        started = time.perf_counter()
+        async with httpx.AsyncClient() as client:
+            try:
+                await client.post(f"{self.base_url}/chat/completions", json=body, timeout=120)
+            except httpx.HTTPError as exc:
+                log.warning("local_llm.warm_failed", error=str(exc))
+                return
+        log.info("local_llm.warmed", seconds=round(time.perf_counter() - started, 1))
 
     def stop(self) -> None:
         self.child.stop()

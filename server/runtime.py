@@ -180,6 +180,10 @@ async def _serve(
     tasks: list[asyncio.Task[object]] = []
     try:
         async with device_stack(settings, llm, arq, memory=memory) as (devices, hook):
+            for child in engines.children:
+                if isinstance(child, LocalLLMServer):
+                    turn = devices.services.turn
+                    await child.warm(turn.system_prompt, turn.tools.functions())
             ws = await devices.start(settings.server.host, settings.server.ws_port)
             http_services = HttpServices(
                 settings=settings,

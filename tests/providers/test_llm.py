@@ -18,6 +18,8 @@ NAMES = {"check_safety", "self_audio_speaker_set_volume"}
         '{{"name":"check_safety", "arguments": {"topic": "餐厅"}}}',
         '```json\n{"name": "check_safety", "arguments": {"topic": "餐厅"}}\n```',
         '[{"name": "check_safety", "arguments": {"topic": "餐厅"}}]',
+        '<tools>{"name": "check_safety", "arguments": {"topic": "餐厅"}}</tools>',
+        '<function_call>{"name": "check_safety", "arguments": {"topic": "餐厅"}}</function_call>',
     ],
 )
 def test_textual_tool_call_forms(text: str) -> None:
