@@ -68,6 +68,7 @@ def test_qdrant_has_api_key_volume_healthcheck_and_pinned_http_scheme(
     assert qdrant["healthcheck"]["test"]
     env = compose["services"]["hearth-server"]["environment"]
     assert env["HEARTH_QDRANT__URL"].startswith("http://qdrant:")
+    assert env["HEARTH_MEMORY__STORE"] == "qdrant"  # production memory lives in the Qdrant server
     assert env["HEARTH_QDRANT__API_KEY"] == "q-key"
 
 

@@ -1,0 +1,64 @@
+"""The Qdrant-server store through qdrant-client (local mode stands in for the server here:
+same client calls; production points it at `http://qdrant:6333`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from config.settings import SettingsError, load_settings
+from providers.embedder import UseEmbedder
+from server.memory.importer import import_file
+from server.memory.qdrant_store import QdrantMemoryStore
+from server.memory.readpath import ReadPath
+from server.memory.schema import MemoryClass
+from tests.server.memory.conftest import FIXTURES, LI, ZHANG
+
+# Local mode ignores payload indexes (a Qdrant server uses them); the warning says so.
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
+
+@pytest.fixture
+def qdrant_store(tmp_path: Path, embedder: UseEmbedder) -> Iterator[QdrantMemoryStore]:
+    store = QdrantMemoryStore(QdrantClient(path=str(tmp_path / "q")), "memories", embedder.dim)
+    import_file(FIXTURES / "household_zhang.jsonl", ZHANG, embedder, store)
+    import_file(FIXTURES / "household_li.jsonl", LI, embedder, store)
+    yield store
+    store.close()
+
+
+async def test_same_read_path_results_on_the_server_store(
+    qdrant_store: QdrantMemoryStore, embedder: UseEmbedder
+) -> None:
+    read_path = ReadPath(embedder, qdrant_store, load_settings().memory)
+    implicit = await read_path.recall(ZHANG, "订个海鲜礼包送我老婆")
+    assert "我老婆对海鲜过敏，尤其是虾，一吃就起疹子" in [r.memory.text for r in implicit.safety]
+    nickname = await read_path.recall(ZHANG, "我女儿能吃花生酱吗")
+    assert "小橙子对花生过敏" in [r.memory.text for r in nickname.safety]
+    assert (await read_path.recall(ZHANG, "放首周杰伦的歌")).block == ""
+    other = await read_path.recall(LI, "订个海鲜礼包送我老婆")
+    assert all(r.memory.person == LI for r in other.safety + other.related)
+
+
+def test_scoped_reads_and_writes(qdrant_store: QdrantMemoryStore) -> None:
+    assert qdrant_store.count(ZHANG) == 15 and qdrant_store.count(LI) == 5
+    safety = qdrant_store.scroll(ZHANG, cls=MemoryClass.SAFETY.value).memories
+    assert {m.person for m in safety} == {ZHANG} and len(safety) == 5
+    some_li = qdrant_store.scroll(LI).memories[0]
+    assert qdrant_store.get(ZHANG, [some_li.key]) == []  # another person's id reads nothing
+    qdrant_store.delete(ZHANG, [some_li.key])  # …and deletes nothing
+    assert qdrant_store.count(LI) == 5
+    qdrant_store.delete_person(LI)
+    assert qdrant_store.count(LI) == 0 and qdrant_store.count(ZHANG) == 15
+
+
+def test_url_must_pin_the_scheme() -> None:
+    settings = load_settings(
+        memory={"store": "qdrant"}, qdrant={"url": "qdrant:6333", "api_key": "k"}
+    )
+    with pytest.raises(SettingsError) as info:
+        QdrantMemoryStore.from_settings(settings, 512)
+    assert info.value.key == "qdrant.url"
