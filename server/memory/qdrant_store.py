@@ -71,11 +71,11 @@ class QdrantMemoryStore:
                 models.FieldCondition(key=schema.CLS, match=models.MatchValue(value=search.cls))
             )
         if search is not None and search.subject_or_entity_any:
+            # entities ⊇ {subject} (schema invariant): one indexed condition
             names = list(search.subject_or_entity_any)
-            must.append(models.Filter(should=[
-                models.FieldCondition(key=schema.SUBJECT, match=models.MatchAny(any=names)),
-                models.FieldCondition(key=schema.ENTITIES, match=models.MatchAny(any=names)),
-            ]))  # fmt: skip
+            must.append(
+                models.FieldCondition(key=schema.ENTITIES, match=models.MatchAny(any=names))
+            )
         return models.Filter(must=must, must_not=must_not or None)
 
     def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:

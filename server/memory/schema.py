@@ -31,6 +31,8 @@ class Decay(enum.StrEnum):
     VOLUME = "volume"  # never expires (facts and preferences)
 
 
+# Invariant: ENTITIES holds the SUBJECT (unless the subject is the speaker: 我) plus every name
+# and relation the text mentions — relation and name rounds filter on ENTITIES alone.
 # Payload keys (the schema). Indexed: PERSON (tenant), CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE,
 # EXPIRES_AT, CREATED_AT.
 TEXT = "text"

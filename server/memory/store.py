@@ -140,11 +140,9 @@ class EdgeMemoryStore:
         if search is not None and search.cls:
             must.append(qe.FieldCondition(schema.CLS, match=qe.MatchValue(search.cls)))
         if search is not None and search.subject_or_entity_any:
+            # entities ⊇ {subject} (schema invariant): one indexed condition, no OR to evaluate
             names = list(search.subject_or_entity_any)
-            must.append(qe.Filter(should=[
-                qe.FieldCondition(schema.SUBJECT, match=qe.MatchAny(names)),
-                qe.FieldCondition(schema.ENTITIES, match=qe.MatchAny(names)),
-            ]))  # fmt: skip
+            must.append(qe.FieldCondition(schema.ENTITIES, match=qe.MatchAny(names)))
         return qe.Filter(must=must, must_not=must_not or None)
 
     # ---- reads ------------------------------------------------------------------------------
