@@ -7,6 +7,7 @@ need it, so recall@k can be measured; noise questions (weather, music, code…) 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 RELS = [
@@ -80,59 +81,32 @@ class Item:
     slot: str = ""  # what the question asks about; one memory per slot per person
 
 
-def _slotted(item: Item, slot: str) -> Item:
-    return Item(item.memory, item.question, slot)
-
-
-def _raw_item(rng: random.Random) -> Item:
-    rel = rng.choice(RELS) if rng.random() < 0.4 else rng.choice(NAMES)
-    kind = rng.randrange(10)
-    if kind == 0:
-        f = rng.choice(FOODS)
-        return Item({"text": f"{rel}对{f}过敏", "cls": "safety", "subject": rel},
-                    f"{rel}能吃{f}吗")  # fmt: skip
-    if kind == 1:
-        d = rng.choice(DRUGS)
-        return Item({"text": f"{rel}对{d}过敏", "cls": "safety", "subject": rel},
-                    f"{rel}感冒了能用{d}吗")  # fmt: skip
-    if kind == 2:
-        m = rng.choice(MEDS)
-        t = rng.choice(TIMES)
-        return Item({"text": f"{rel}每天{t}要吃{m}", "cls": "safety", "subject": rel},
-                    f"{rel}什么时候吃{m}")  # fmt: skip
-    if kind == 3:
-        h = rng.choice(HOBBIES)
-        return Item({"text": f"{rel}特别喜欢{h}", "cls": "preference", "subject": rel},
-                    f"{rel}喜欢{h}吗")  # fmt: skip
-    if kind == 4:
-        c, d, t = rng.choice(CLASSES), rng.choice(DAYS), rng.choice(TIMES)
-        return Item({"text": f"{rel}每{d}{t}有{c}课", "cls": "fact", "subject": rel},
-                    f"{rel}的{c}课是什么时候")  # fmt: skip
-    if kind == 5:
-        mo, day = rng.choice(MONTHS), rng.randint(1, 28)
-        return Item({"text": f"{rel}的生日是{mo}月{day}号", "cls": "fact", "subject": rel},
-                    f"{rel}生日是哪天")  # fmt: skip
-    if kind == 6:
-        j = rng.choice(JOBS)
-        return Item({"text": f"{rel}在{j}上班", "cls": "fact", "subject": rel},
-                    f"{rel}在哪里工作")  # fmt: skip
-    if kind == 7:
-        dr = rng.choice(DRINKS)
-        return Item({"text": f"{rel}每天早上都喝{dr}", "cls": "preference", "subject": rel},
-                    f"给{rel}准备点{dr}")  # fmt: skip
-    if kind == 8:
-        p = rng.choice(PLACES)
-        return Item({"text": f"{rel}住在{p}", "cls": "fact", "subject": rel},
-                    f"{rel}家住哪里")  # fmt: skip
-    col = rng.choice(COLORS)
-    return Item({"text": f"{rel}最喜欢的颜色是{col}", "cls": "preference", "subject": rel},
-                f"{rel}喜欢什么颜色")  # fmt: skip
+# One template per kind of household fact: class, memory text, the question that needs it, and
+# the value lists drawn (in this order) to fill them. ``{rel}`` is the person it is about.
+TEMPLATES: tuple[tuple[str, str, str, tuple[tuple[str, Sequence[object]], ...]], ...] = (
+    ("safety", "{rel}对{f}过敏", "{rel}能吃{f}吗", (("f", FOODS),)),
+    ("safety", "{rel}对{d}过敏", "{rel}感冒了能用{d}吗", (("d", DRUGS),)),
+    ("safety", "{rel}每天{t}要吃{m}", "{rel}什么时候吃{m}", (("m", MEDS), ("t", TIMES))),
+    ("preference", "{rel}特别喜欢{h}", "{rel}喜欢{h}吗", (("h", HOBBIES),)),
+    ("fact", "{rel}每{d}{t}有{c}课", "{rel}的{c}课是什么时候",
+     (("c", CLASSES), ("d", DAYS), ("t", TIMES))),
+    ("fact", "{rel}的生日是{mo}月{day}号", "{rel}生日是哪天", (("mo", MONTHS), ("day", range(1, 29)))),
+    ("fact", "{rel}在{j}上班", "{rel}在哪里工作", (("j", JOBS),)),
+    ("preference", "{rel}每天早上都喝{dr}", "给{rel}准备点{dr}", (("dr", DRINKS),)),
+    ("fact", "{rel}住在{p}", "{rel}家住哪里", (("p", PLACES),)),
+    ("preference", "{rel}最喜欢的颜色是{col}", "{rel}喜欢什么颜色", (("col", COLORS),)),
+)  # fmt: skip
 
 
 def _item(rng: random.Random) -> Item:
-    item = _raw_item(rng)
+    rel = rng.choice(RELS) if rng.random() < 0.4 else rng.choice(NAMES)
+    cls, text, question, fields = TEMPLATES[rng.randrange(len(TEMPLATES))]
+    values: dict[str, object] = {"rel": rel}
+    for name, choices in fields:
+        values[name] = rng.choice(choices)
+    asked = question.format(**values)
     # The question names the slot (subject + what is asked): 「王磊的游泳课是什么时候」.
-    return _slotted(item, item.question)
+    return Item({"text": text.format(**values), "cls": cls, "subject": rel}, asked, asked)
 
 
 def unique_items(count: int, seed: int = 7) -> list[Item]:

@@ -37,7 +37,6 @@ from server.memory.store import EdgeMemoryStore
 console = Console()
 POOL = 30000
 STEPS = ("embed", "round1", "round2", "render", "total")
-slot_of: dict[str, str] = {}  # memory text → slot, filled once the pool is built
 
 
 def pool_vectors(settings: HearthSettings, embedder: UseEmbedder, items: list[Item]) -> np.ndarray:
@@ -112,8 +111,8 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def run_hearth(read_path: ReadPath, queries: list[tuple[PersonId, str, str | None]]
-                     ) -> dict[str, Any]:  # fmt: skip
+async def run_hearth(read_path: ReadPath, queries: list[tuple[PersonId, str, str | None]],
+                     slot_of: dict[str, str]) -> dict[str, Any]:  # fmt: skip
     steps: dict[str, list[float]] = {s: [] for s in STEPS}
     hits = labelled = noisy = noise = 0
     trips: list[int] = []
@@ -136,7 +135,8 @@ async def run_hearth(read_path: ReadPath, queries: list[tuple[PersonId, str, str
 
 
 def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data: Dataset,
-             queries: list[tuple[PersonId, str, str | None]], folder: Path) -> dict[str, Any]:  # fmt: skip
+             queries: list[tuple[PersonId, str, str | None]], folder: Path,
+             slot_of: dict[str, str]) -> dict[str, Any]:  # fmt: skip
     """mem0 1.0.x on the same memories (loaded without an LLM) and the same queries."""
     os.environ["MEM0_TELEMETRY"] = "False"
     os.environ.setdefault("MEM0_DIR", str(folder / "mem0home"))
@@ -190,7 +190,7 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
                mem0_queries: int, seed: int) -> None:  # fmt: skip
     embedder = UseEmbedder(threads=settings.memory.embedder_threads)
     items = unique_items(POOL, seed)
-    slot_of.update({str(i.memory["text"]): i.slot for i in items})
+    slot_of = {str(i.memory["text"]): i.slot for i in items}  # memory text → fact slot
     vectors = pool_vectors(settings, embedder, items)
     rows = []
     for per_person in scales:
@@ -204,10 +204,10 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             qs = make_queries(items, data, queries, rng)
             read_path = ReadPath(embedder, store, settings.memory)
             await read_path.recall(data.persons[0], "预热")
-            ours = await run_hearth(read_path, qs)
+            ours = await run_hearth(read_path, qs, slot_of)
             store.close()
             theirs = (await asyncio.to_thread(run_mem0, embedder, items, vectors, data,
-                                              qs[:mem0_queries], folder)) if mem0_queries else None  # fmt: skip
+                                              qs[:mem0_queries], folder, slot_of)) if mem0_queries else None  # fmt: skip
         rows.append((per_person, load_s, ours, theirs))
     _report(rows, persons, queries, mem0_queries)
 

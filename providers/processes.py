@@ -21,6 +21,8 @@ from pathlib import Path
 import httpx
 import structlog
 from redis.asyncio import Redis
+from redis.exceptions import BusyLoadingError
+from redis.exceptions import ConnectionError as RedisConnectionError
 
 from config.settings import LocalLLMSettings
 from providers.errors import PermanentProviderError
@@ -102,7 +104,7 @@ class EmbeddedRedis:
                     try:
                         await client.ping()
                         return
-                    except (ConnectionError, OSError, Exception):
+                    except (RedisConnectionError, BusyLoadingError):  # not up yet
                         await asyncio.sleep(0.05)
         finally:
             await client.aclose()

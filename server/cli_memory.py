@@ -58,7 +58,7 @@ def import_(
 ) -> None:
     """Load memories from JSON Lines (no LLM call). Importing twice stores nothing twice."""
     from server.memory.engine import build_memory
-    from server.memory.importer import ImportError_, import_memories, parse_lines
+    from server.memory.importer import LineError, import_memories, parse_lines
     from server.memory.schema import PersonId
 
     settings = _settings()
@@ -69,7 +69,7 @@ def import_(
     else:
         try:
             lines = parse_lines(text.splitlines())
-        except ImportError_ as exc:
+        except LineError as exc:
             console.print(f"[red]{exc}[/red]")
             raise typer.Exit(1) from exc
         engine = build_memory(settings)

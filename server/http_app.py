@@ -101,14 +101,20 @@ def build_http_app(services: HttpServices) -> Starlette:
             Route("/xiaozhi/ota/activate", activate, methods=["POST"]),
             Route("/health", health),
             Route("/metrics", metrics),
-            *(admin_routes(services.memory, services.admin_token) if services.admin_token else []),
-            *(
-                person_routes(PersonMap(services.devices.redis), services.admin_token)
-                if services.admin_token
-                else []
-            ),
+            *_admin(services),
         ]
     )
+
+
+def _admin(services: HttpServices) -> list[Route]:
+    """Operator endpoints exist only when an admin token is configured."""
+    if not services.admin_token:
+        return []
+    persons = PersonMap(services.devices.redis)
+    return [
+        *admin_routes(services.memory, services.admin_token),
+        *person_routes(persons, services.admin_token),
+    ]
 
 
 def _firmware_version(request: Request) -> str:

@@ -44,9 +44,8 @@ class MemoryLine(BaseModel):
         return value
 
     def to_memory(self, person: PersonId, known_names: Iterable[str]) -> Memory:
+        # Missing decay: an expiry date means it expires, otherwise it never does.
         decay = self.decay or (Decay.TIME if self.expires_at else Decay.VOLUME)
-        if self.cls in (MemoryClass.FACT, MemoryClass.PREFERENCE) and self.decay is None:
-            decay = Decay.TIME if self.expires_at else Decay.VOLUME
         return Memory(
             text=self.text.strip(),
             person=person,
@@ -61,7 +60,9 @@ class MemoryLine(BaseModel):
         )
 
 
-class ImportError_(ValueError):
+class LineError(ValueError):
+    """A JSONL line that is not a memory; ``line`` is 1-based."""
+
     def __init__(self, line: int, message: str) -> None:
         super().__init__(f"line {line}: {message}")
         self.line = line
@@ -75,7 +76,7 @@ def parse_lines(raw_lines: Iterable[str]) -> list[MemoryLine]:
         try:
             parsed.append(MemoryLine.model_validate(orjson.loads(raw)))
         except (orjson.JSONDecodeError, ValueError) as exc:
-            raise ImportError_(number, str(exc).splitlines()[0]) from exc
+            raise LineError(number, str(exc).splitlines()[0]) from exc
     return parsed
 
 

@@ -70,9 +70,9 @@ class QdrantMemoryStore:
             must.append(
                 models.FieldCondition(key=schema.CLS, match=models.MatchValue(value=search.cls))
             )
-        if search is not None and search.subject_or_entity_any:
+        if search is not None and search.entities_any:
             # entities ⊇ {subject} (schema invariant): one indexed condition
-            names = list(search.subject_or_entity_any)
+            names = list(search.entities_any)
             must.append(
                 models.FieldCondition(key=schema.ENTITIES, match=models.MatchAny(any=names))
             )

@@ -14,8 +14,8 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,7 +26,7 @@ from providers.embedder import Embedder, embed_async
 from server.memory import entities
 from server.memory.render import render_block
 from server.memory.schema import Memory, MemoryClass, PersonId
-from server.memory.store import Hit, MemoryStore, Search
+from server.memory.store import Hit, MemoryStore, Search, search_async
 from server.tools import ToolContext
 
 log = structlog.get_logger(__name__)
@@ -98,7 +98,7 @@ class ReadPath:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
             searches.append(Search(vector, limit, s.relation_threshold, tuple(relations)))
-        first = await self._search(person, searches, now)
+        first = await search_async(self.store, person, searches, now)
         result.round_trips += 1
         anchored = entities.personally_anchored(question)
         direct = [h for h in first[0] if self._accept(question, anchored, h)]
@@ -108,8 +108,8 @@ class ReadPath:
         clock.lap("round1")
         names = _names_from(found.values(), relations)
         if names and s.entity_limit:
-            [second] = await self._search(
-                person, [Search(vector, s.entity_limit, None, tuple(names))], now
+            [second] = await search_async(
+                self.store, person, [Search(vector, s.entity_limit, None, tuple(names))], now
             )
             result.round_trips += 1
             _collect(found, second, "entity", now)
@@ -132,14 +132,6 @@ class ReadPath:
             return True
         memory = hit.memory
         return anchored or entities.mentions(question, memory.subject, memory.entities)
-
-    async def _search(
-        self, person: PersonId, searches: list[Search], now: float
-    ) -> list[list[Hit]]:
-        # The embedded engine answers in microseconds on this thread; a remote server blocks.
-        if getattr(self.store, "remote", False):
-            return await asyncio.to_thread(self.store.search_batch, person, searches, now)
-        return self.store.search_batch(person, searches, now)
 
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
         """PromptContributor for device turns: recall, log what was injected, return the block."""
@@ -166,10 +158,10 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
         found[memory.key] = Recalled(memory, hit.score, why, group)
 
 
-def _names_from(recalled: object, relations: list[str]) -> list[str]:
+def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]:
     names: list[str] = []
-    for item in recalled:  # type: ignore[attr-defined]
-        memory: Memory = item.memory
+    for item in recalled:
+        memory = item.memory
         candidates = entities.names_in(memory.text)
         if memory.subject and memory.subject not in entities.RELATIONS:
             candidates.append(memory.subject)

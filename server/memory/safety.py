@@ -8,7 +8,6 @@ that calls it (the identity comes from the session, never from the arguments).
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Any
 
@@ -17,7 +16,7 @@ import structlog
 from providers.embedder import Embedder, embed_async
 from server.memory.render import SAFETY_TOPICS, describe
 from server.memory.schema import MemoryClass, PersonId
-from server.memory.store import MemoryStore, Search
+from server.memory.store import MemoryStore, Search, search_async
 from server.tools import ServerTool, ToolContext
 
 log = structlog.get_logger(__name__)
@@ -42,10 +41,7 @@ async def safety_constraints(
 ) -> list[tuple[float, str]]:
     [vector] = await embed_async(embedder, [topic or "安全"])
     search = Search(vector, MAX_CONSTRAINTS, None, cls=MemoryClass.SAFETY.value)
-    if getattr(store, "remote", False):
-        [hits] = await asyncio.to_thread(store.search_batch, person, [search], now)
-    else:
-        [hits] = store.search_batch(person, [search], now)
+    [hits] = await search_async(store, person, [search], now)
     return [(hit.score, describe(hit.memory, now)) for hit in hits if not hit.memory.expired(now)]
 
 

@@ -8,11 +8,11 @@ are filtered inside the engine (``expires_at < now`` excluded), so they never us
 
 from __future__ import annotations
 
+import asyncio
 import threading
-import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -29,7 +29,7 @@ class Search:
     vector: list[float]
     limit: int
     threshold: float | None = None
-    subject_or_entity_any: tuple[str, ...] = ()  # memories about any of these names/relations
+    entities_any: tuple[str, ...] = ()  # memories about any of these names/relations
     cls: str | None = None
 
 
@@ -43,12 +43,6 @@ class Hit:
 class Page:
     memories: list[Memory]
     next_offset: str | None = None
-
-
-@dataclass
-class StoreStats:
-    round_trips: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def memories_of(records: Iterable[Any]) -> list[Memory]:
@@ -91,6 +85,16 @@ class MemoryStore(Protocol):
     def count(self, person: PersonId) -> int: ...
 
     def close(self) -> None: ...
+
+
+async def search_async(
+    store: MemoryStore, person: PersonId, searches: list[Search], now: float
+) -> list[list[Hit]]:
+    """The embedded engine answers in microseconds on the caller's thread; a remote server
+    (``remote = True``) blocks on the network, so it runs in a worker thread."""
+    if getattr(store, "remote", False):
+        return await asyncio.to_thread(store.search_batch, person, searches, now)
+    return store.search_batch(person, searches, now)
 
 
 class EdgeMemoryStore:
@@ -139,9 +143,9 @@ class EdgeMemoryStore:
             must_not.append(qe.FieldCondition(schema.EXPIRES_AT, range=qe.RangeFloat(lt=now)))
         if search is not None and search.cls:
             must.append(qe.FieldCondition(schema.CLS, match=qe.MatchValue(search.cls)))
-        if search is not None and search.subject_or_entity_any:
+        if search is not None and search.entities_any:
             # entities ⊇ {subject} (schema invariant): one indexed condition, no OR to evaluate
-            names = list(search.subject_or_entity_any)
+            names = list(search.entities_any)
             must.append(qe.FieldCondition(schema.ENTITIES, match=qe.MatchAny(names)))
         return qe.Filter(must=must, must_not=must_not or None)
 
@@ -214,7 +218,3 @@ class EdgeMemoryStore:
         with self._write:
             self._shard.flush()
             self._shard.close()
-
-
-def now_s() -> float:
-    return time.time()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import orjson
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 
 from config.secrets import secret_value
 from providers.embedder import UseEmbedder
+from server.cli import app
 from server.memory.engine import build_memory
 from server.runtime import admin_url_file
 from tests.conftest import TEST_SECRET, make_settings
@@ -25,13 +27,13 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_import_then_recall_json_directly_on_the_store() -> None:
-    imported = runner.invoke(app_main(), ["memory", "import", str(FIXTURE), "--person", "zhang"])
+    imported = runner.invoke(app, ["memory", "import", str(FIXTURE), "--person", "zhang"])
     assert imported.exit_code == 0, imported.output
     assert "imported 15" in imported.output
-    again = runner.invoke(app_main(), ["memory", "import", str(FIXTURE), "--person", "zhang"])
+    again = runner.invoke(app, ["memory", "import", str(FIXTURE), "--person", "zhang"])
     assert again.exit_code == 0
     result = runner.invoke(
-        app_main(), ["memory", "recall", "订个海鲜礼包送我老婆", "--person", "zhang", "--json"]
+        app, ["memory", "recall", "订个海鲜礼包送我老婆", "--person", "zhang", "--json"]
     )
     assert result.exit_code == 0, result.output
     data = orjson.loads(result.stdout)
@@ -41,7 +43,7 @@ def test_import_then_recall_json_directly_on_the_store() -> None:
     assert "[安全约束]" in data["prompt_block"]
     assert set(data["timings_ms"]) >= {"embed", "round1", "round2", "render", "total"}
     # importing twice stored nothing twice
-    settings = make_settings(Path(data_dir()))
+    settings = make_settings(Path(os.environ["HEARTH_DATA_DIR"]))
     engine = build_memory(settings, UseEmbedder())
     try:
         assert engine.store.count("zhang") == 15  # type: ignore[arg-type]
@@ -52,7 +54,7 @@ def test_import_then_recall_json_directly_on_the_store() -> None:
 def test_bad_jsonl_names_the_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "好"}\n{"txt": "typo"}\n')
-    result = runner.invoke(app_main(), ["memory", "import", str(bad), "--person", "p"])
+    result = runner.invoke(app, ["memory", "import", str(bad), "--person", "p"])
     assert result.exit_code == 1 and "line 2" in result.output
 
 
@@ -86,11 +88,11 @@ async def test_recall_goes_through_the_running_server(
     admin_url_file(settings).write_text(f"http://127.0.0.1:{port}")
     try:
         imported = await asyncio.to_thread(
-            runner.invoke, app_main(), ["memory", "import", str(FIXTURE), "-p", "zhang"]
+            runner.invoke, app, ["memory", "import", str(FIXTURE), "-p", "zhang"]
         )
         assert imported.exit_code == 0, imported.output
         result = await asyncio.to_thread(
-            runner.invoke, app_main(), ["memory", "recall", "我女儿叫什么", "-p", "zhang", "--json"]
+            runner.invoke, app, ["memory", "recall", "我女儿叫什么", "-p", "zhang", "--json"]
         )
         assert result.exit_code == 0, result.output
         assert "女儿叫小橙子，今年五岁" in result.stdout
@@ -99,15 +101,3 @@ async def test_recall_goes_through_the_running_server(
         server.should_exit = True
         await task
         engine.close()
-
-
-def data_dir() -> str:
-    import os
-
-    return os.environ["HEARTH_DATA_DIR"]
-
-
-def app_main() -> object:
-    from server.cli import app
-
-    return app
