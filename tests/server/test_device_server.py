@@ -11,9 +11,19 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
+from bench.device_client import DeviceClient
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
 from workers.jobs import REMEMBER_SESSION
+
+
+async def device_tools_known(hearth: RunningHearth, device: DeviceClient) -> None:
+    """The MCP handshake runs in the background and the client answers MCP requests only while
+    it reads: read (bounded) until the server knows the device's tools."""
+    async with asyncio.timeout(5):
+        while not any(s.mcp and s.mcp.tools for s in hearth.server.sessions):
+            await device.send_json({"type": "ping"})
+            await device.recv_json()
 
 
 async def test_text_turn_streams_sentences_as_decodable_opus(hearth: RunningHearth) -> None:
@@ -85,11 +95,7 @@ async def test_device_mcp_tools_are_offered_and_called(hearth: RunningHearth) ->
     hearth.llm.responder = lambda req: next(calls)
     device = hearth.device(mcp_tools=[tool])
     await device.connect()
-    # the MCP handshake runs in the background; wait (bounded) until the tool is known
-    async with asyncio.timeout(5):
-        while not any(s.mcp and s.mcp.tools for s in hearth.server.sessions):
-            await device.send_json({"type": "ping"})
-            await device.recv_json()
+    await device_tools_known(hearth, device)
     result = await device.ask("把音量调到60")
     await device.close()
     assert device.mcp_calls == [
@@ -321,10 +327,7 @@ async def test_tool_call_written_as_text_is_executed_not_spoken(hearth: RunningH
     hearth.llm.responder = lambda req: next(replies)
     device = hearth.device(mcp_tools=[tool])
     await device.connect()
-    async with asyncio.timeout(5):  # the client answers MCP requests only while it reads
-        while not any(s.mcp and s.mcp.tools for s in hearth.server.sessions):
-            await device.send_json({"type": "ping"})
-            await device.recv_json()
+    await device_tools_known(hearth, device)
     result = await device.ask("音量调到30")
     await device.close()
     assert device.mcp_calls == [
