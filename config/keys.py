@@ -21,3 +21,18 @@ def activation_device(device_id: str) -> str:
 def transcripts(person: str) -> str:
     """Archive of finished session transcripts of one person (a capped list, newest first)."""
     return f"{PREFIX}transcripts:{person}"
+
+
+# ---- memory HTTP API -------------------------------------------------------------------------
+STORES = PREFIX + "api:stores"  # hash store id (lower case) -> json {id as created, created_at}
+API_KEYS = PREFIX + "api:keys"  # hash sha256(key) -> json {name, stores, created_at}
+
+
+def speakers(store: str) -> str:
+    """Registered speakers of one store: hash name -> created_at (ISO)."""
+    return f"{PREFIX}api:speakers:{store}"
+
+
+def idempotency(scope: str, key: str) -> str:
+    """One Idempotency-Key of one API key: json {state, fingerprint, ...}, kept 24 h."""
+    return f"{PREFIX}api:idem:{scope}:{key}"

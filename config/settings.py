@@ -123,6 +123,22 @@ class MemorySettings(_Section):
     relation_threshold: float = Field(ge=-1, le=1)
 
 
+class ApiModel(_Section):
+    id: str
+    retires_at: str | None = None  # ISO date; past = 410 gone_error, future = Sunset header
+
+
+class ApiSettings(_Section):
+    enabled: bool
+    speaker_limit: int = Field(ge=1)
+    duplicate_threshold: float = Field(ge=-1, le=1)
+    idempotency_ttl_s: int = Field(ge=60)
+    idempotency_lease_s: float = Field(gt=0)
+    max_body_bytes: int = Field(ge=1024)
+    max_content_chars: int = Field(ge=1)
+    models: list[ApiModel] = Field(min_length=1)
+
+
 class RedisSettings(_Section):
     url: str | None
 
@@ -153,6 +169,7 @@ class HearthSettings(BaseSettings):
     audio: AudioSettings
     session: SessionSettings
     memory: MemorySettings
+    api: ApiSettings
     redis: RedisSettings
     qdrant: QdrantSettings
 

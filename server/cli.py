@@ -26,6 +26,8 @@ app.add_typer(device_app, name="device")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
 app.add_typer(memory_app, name="memory")
+api_key_app = typer.Typer(no_args_is_help=True, help="Memory API keys, bound to stores")
+app.add_typer(api_key_app, name="api-key")
 console = Console()
 T = TypeVar("T")
 READPATH_SCALES = [1000, 10000]
@@ -177,6 +179,48 @@ def persons_list() -> None:
     for device, person in sorted(_with_person_map(lambda pm: pm.all()).items()):
         table.add_row(device, person)
     console.print(table)
+
+
+@api_key_app.command("create")
+def api_key_create(
+    store: Annotated[
+        list[str], typer.Option("--store", "-s", help="a store it may use; '*' = every store")
+    ],
+    name: Annotated[str, typer.Option(help="a label for operators")] = "",
+) -> None:
+    """Create a memory API key bound to stores. The secret is printed once, never stored."""
+    from server.api.names import ApiError, store_id
+    from server.api.registry import ALL_STORES, ApiKeys
+
+    try:
+        stores = [s if s == ALL_STORES else store_id(s) for s in store]
+    except ApiError as exc:
+        console.print(f"[red]{exc.message}[/red]")
+        raise typer.Exit(2) from exc
+    secret, key = _with_redis(lambda redis: ApiKeys(redis).create(name or ",".join(stores), stores))
+    console.print(f"key {key.id} for stores {', '.join(stores)}:")
+    print(secret)
+
+
+@api_key_app.command("list")
+def api_key_list() -> None:
+    from server.api.registry import ApiKeys
+
+    table = Table("id", "name", "stores", "created")
+    for key in _with_redis(lambda redis: ApiKeys(redis).all()):
+        table.add_row(key.id, key.name, ", ".join(key.stores), key.created_at)
+    console.print(table)
+
+
+@api_key_app.command("revoke")
+def api_key_revoke(key_id: str) -> None:
+    """Revoke a key by the id `hearth api-key list` shows; it stops working at once."""
+    from server.api.registry import ApiKeys
+
+    revoked = _with_redis(lambda redis: ApiKeys(redis).revoke(key_id))
+    console.print(f"{key_id}: {'revoked' if revoked else 'no such key'}")
+    if not revoked:
+        raise typer.Exit(1)
 
 
 @models_app.command("install")

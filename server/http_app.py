@@ -17,7 +17,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
-from starlette.routing import Route
+from starlette.routing import Mount, Route
 
 from config.settings import HearthSettings
 from server.admin import admin_routes, person_routes
@@ -102,8 +102,23 @@ def build_http_app(services: HttpServices) -> Starlette:
             Route("/health", health),
             Route("/metrics", metrics),
             *_admin(services),
+            *_memory_api(services),
         ]
     )
+
+
+def _memory_api(services: HttpServices) -> list[Mount]:
+    """The memory HTTP API (``/api/v1/…``), mounted last so it never shadows OTA or admin."""
+    if services.memory is None or not services.settings.api.enabled:
+        return []
+    from server.api.app import ApiContext, build_api
+    from server.api.registry import Speakers
+    from server.api.service import MemoryService
+
+    redis = services.devices.redis
+    api = services.settings.api
+    service = MemoryService(services.memory.embedder, services.memory.store, Speakers(redis), api)
+    return [Mount("/", app=build_api(ApiContext(redis, service, api)))]
 
 
 def _admin(services: HttpServices) -> list[Route]:

@@ -55,6 +55,9 @@ class PersonMap:
             raise PersonMapError("device ids are MAC addresses like aa:bb:cc:dd:ee:ff")
         person = check_person(person)
         await self.redis.hset(keys.PERSON_MAP, device, person)
+        from server.api.registry import Stores  # a mapped person is a memory API store
+
+        await Stores(self.redis).create(person, person)
         return person
 
     async def unmap(self, device_id: str) -> bool:

@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 
 from bench.device_client import DeviceClient
 from config.settings import HearthSettings, load_settings
+from providers.embedder import UseEmbedder
 from providers.processes import free_port
 from providers.tts import TextToSpeech
 from server.auth import TokenAuthority
@@ -75,6 +76,12 @@ async def redis(redis_url: str) -> AsyncIterator[Redis]:
     await client.flushdb()
     yield client
     await client.aclose()
+
+
+@pytest.fixture(scope="session")
+def embedder() -> UseEmbedder:
+    """The real local embedder, loaded once per test run."""
+    return UseEmbedder()
 
 
 @pytest.fixture

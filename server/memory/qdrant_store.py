@@ -19,7 +19,7 @@ from qdrant_client import QdrantClient, models
 from config.settings import HearthSettings, SettingsError
 from server.memory import schema
 from server.memory.schema import Memory, MemoryId, PersonId
-from server.memory.store import Hit, Page, Search, owned_by, page_of
+from server.memory.store import Hit, Page, Search, memories_of, owned_by, page_of
 
 
 class QdrantMemoryStore:
@@ -70,6 +70,12 @@ class QdrantMemoryStore:
             must.append(
                 models.FieldCondition(key=schema.CLS, match=models.MatchValue(value=search.cls))
             )
+        if search is not None and search.speaker:
+            must.append(
+                models.FieldCondition(
+                    key=schema.SPEAKER, match=models.MatchValue(value=search.speaker)
+                )
+            )
         if search is not None and search.entities_any:
             # entities ⊇ {subject} (schema invariant): one indexed condition
             names = list(search.entities_any)
@@ -108,8 +114,23 @@ class QdrantMemoryStore:
             )
         )
 
-    def count(self, person: PersonId) -> int:
-        return self.client.count(self.collection, self._filter(person, None, None)).count
+    def newest(
+        self, person: PersonId, speaker: str, before: float | None, limit: int
+    ) -> list[Memory]:
+        order = models.OrderBy(
+            key=schema.CREATED_AT, direction=models.Direction.DESC, start_from=before
+        )
+        records, _ = self.client.scroll(
+            self.collection,
+            self._filter(person, Search([], 0, speaker=speaker), None),
+            limit=limit,
+            order_by=order,
+        )
+        return memories_of(records)
+
+    def count(self, person: PersonId, speaker: str | None = None) -> int:
+        search = Search([], 0, speaker=speaker) if speaker else None
+        return self.client.count(self.collection, self._filter(person, search, None)).count
 
     def upsert(self, memories: list[Memory], vectors: list[list[float]]) -> None:
         points = []
@@ -130,6 +151,11 @@ class QdrantMemoryStore:
         owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
         if owned:
             self.client.delete(self.collection, points_selector=owned)
+
+    def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
+        owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
+        if owned:
+            self.client.delete_payload(self.collection, keys, points=owned)
 
     def delete_person(self, person: PersonId) -> None:
         self.client.delete(self.collection, points_selector=self._filter(person, None, None))

@@ -46,6 +46,7 @@ SUBJECT = "subject"
 ENTITIES = "entities"
 CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"
+HISTORY = "history"  # earlier texts of a superseded memory: [{"text", "replaced_at"}]
 KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
 
@@ -69,6 +70,7 @@ class Memory:
     created_at: float = field(default_factory=time.time)
     updated_at: float | None = None
     id: MemoryId | None = None
+    history: tuple[tuple[str, float], ...] = ()  # (earlier text, replaced at), oldest first
 
     @property
     def key(self) -> MemoryId:
@@ -92,6 +94,8 @@ class Memory:
                            (SPEAKER, self.speaker)):  # fmt: skip
             if value is not None:
                 payload[key] = value
+        if self.history:
+            payload[HISTORY] = [{"text": t, "replaced_at": at} for t, at in self.history]
         return payload
 
     @classmethod
@@ -109,6 +113,11 @@ class Memory:
             source=str(payload.get(SOURCE, "unknown")),
             created_at=_float(payload.get(CREATED_AT)) or 0.0,
             updated_at=_float(payload.get(UPDATED_AT)),
+            history=tuple(
+                (str(h.get("text", "")), _float(h.get("replaced_at")) or 0.0)
+                for h in payload.get(HISTORY) or ()
+                if isinstance(h, dict)
+            ),
         )
 
 

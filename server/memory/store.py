@@ -31,6 +31,7 @@ class Search:
     threshold: float | None = None
     entities_any: tuple[str, ...] = ()  # memories about any of these names/relations
     cls: str | None = None
+    speaker: str | None = None  # only what this registered speaker said
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,17 @@ class MemoryStore(Protocol):
         self, person: PersonId, cls: str | None = None, limit: int = 256, offset: str | None = None
     ) -> Page: ...
 
-    def count(self, person: PersonId) -> int: ...
+    def newest(
+        self, person: PersonId, speaker: str, before: float | None, limit: int
+    ) -> list[Memory]:
+        """One speaker's memories, newest first, ``created_at <= before``."""
+        ...
+
+    def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
+        """Remove payload keys (e.g. a speaker tag) from the person's memories."""
+        ...
+
+    def count(self, person: PersonId, speaker: str | None = None) -> int: ...
 
     def close(self) -> None: ...
 
@@ -143,6 +154,8 @@ class EdgeMemoryStore:
             must_not.append(qe.FieldCondition(schema.EXPIRES_AT, range=qe.RangeFloat(lt=now)))
         if search is not None and search.cls:
             must.append(qe.FieldCondition(schema.CLS, match=qe.MatchValue(search.cls)))
+        if search is not None and search.speaker:
+            must.append(qe.FieldCondition(schema.SPEAKER, match=qe.MatchValue(search.speaker)))
         if search is not None and search.entities_any:
             # entities ⊇ {subject} (schema invariant): one indexed condition, no OR to evaluate
             names = list(search.entities_any)
@@ -179,8 +192,20 @@ class EdgeMemoryStore:
         )
         return page_of(*self._shard.scroll(request))
 
-    def count(self, person: PersonId) -> int:
-        return int(self._shard.count(qe.CountRequest(filter=self._filter(person, None, None))))
+    def newest(
+        self, person: PersonId, speaker: str, before: float | None, limit: int
+    ) -> list[Memory]:
+        request = qe.ScrollRequest(
+            limit=limit,
+            filter=self._filter(person, Search([], 0, speaker=speaker), None),
+            with_payload=True,
+            order_by=qe.OrderBy(schema.CREATED_AT, qe.Direction.Desc, before),
+        )
+        return memories_of(self._shard.scroll(request)[0])
+
+    def count(self, person: PersonId, speaker: str | None = None) -> int:
+        search = Search([], 0, speaker=speaker) if speaker else None
+        return int(self._shard.count(qe.CountRequest(filter=self._filter(person, search, None))))
 
     # ---- writes -----------------------------------------------------------------------------
 
@@ -203,6 +228,12 @@ class EdgeMemoryStore:
         if owned:
             with self._write:
                 self._shard.update(qe.UpdateOperation.delete_points(owned))
+
+    def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
+        owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]
+        if owned:
+            with self._write:
+                self._shard.update(qe.UpdateOperation.delete_payload(owned, keys))
 
     def delete_person(self, person: PersonId) -> None:
         with self._write:

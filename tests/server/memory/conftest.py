@@ -19,11 +19,6 @@ ZHANG = PersonId("zhang")
 LI = PersonId("li")
 
 
-@pytest.fixture(scope="session")
-def embedder() -> UseEmbedder:
-    return UseEmbedder()
-
-
 @pytest.fixture
 def store(tmp_path: Path, embedder: UseEmbedder) -> Iterator[EdgeMemoryStore]:
     store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)

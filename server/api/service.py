@@ -1,0 +1,246 @@
+"""The memory operations behind the HTTP API, over the same store and embedder the device
+read path uses (one vector space, one payload schema). A store id is the memory person."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from config.settings import ApiSettings
+from providers.embedder import Embedder, embed_async
+from server.api import errors
+from server.api.idempotency import WriteTracker
+from server.api.names import ME
+from server.api.registry import Speakers
+from server.memory import entities, schema
+from server.memory.schema import Memory, MemoryId, PersonId
+from server.memory.store import MemoryStore, Search, search_async
+
+T = TypeVar("T")
+SOURCE = "api"
+TIE = 5e-7  # timestamps are kept to the microsecond
+
+
+def iso(ts: float | None) -> str | None:
+    if ts is None:
+        return None
+    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def parse_iso(raw: str) -> float:
+    try:
+        return dt.datetime.fromisoformat(raw.replace("Z", "+00:00")).timestamp()
+    except ValueError as exc:
+        raise errors.invalid(
+            "before must be an ISO-8601 time (a next_before value).", param="before"
+        ) from exc
+
+
+def memory_json(memory: Memory, score: float | None = None) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "id": memory.key,
+        "content": memory.text,
+        "speaker": memory.speaker,
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+        "metadata": {
+            "cls": memory.cls.value,
+            "decay": memory.decay.value,
+            "expires_at": iso(memory.expires_at),
+            "subject": memory.subject,
+            "source": memory.source,
+        },
+    }
+    if memory.history:
+        body["history"] = [{"content": t, "replaced_at": iso(at)} for t, at in memory.history]
+    if score is not None:
+        body["score"] = round(score, 4)
+    return body
+
+
+class MemoryService:
+    def __init__(
+        self, embedder: Embedder, store: MemoryStore, speakers: Speakers, settings: ApiSettings
+    ) -> None:
+        self.embedder = embedder
+        self.store = store
+        self.speakers = speakers
+        self.settings = settings
+        self._locks: dict[str, asyncio.Lock] = {}
+        self.clock: Callable[[], float] = time.time
+
+    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
+        """Store calls: in place on the embedded engine, in a thread against a server."""
+        if getattr(self.store, "remote", False):
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
+    def _lock(self, store: str) -> asyncio.Lock:
+        """The duplicate check and the write it guards run as one step per store."""
+        return self._locks.setdefault(store, asyncio.Lock())
+
+    async def _check_speaker(self, store: str, speaker: str | None, *, for_read: bool) -> None:
+        if speaker is None or speaker == ME or await self.speakers.registered(store, speaker):
+            return
+        raise (
+            errors.speaker_unknown(speaker) if for_read else errors.speaker_not_registered(speaker)
+        )
+
+    def _content(self, raw: str) -> str:
+        text = raw.strip()
+        if not text:
+            raise errors.invalid("content must not be empty.", param="content")
+        if len(text) > self.settings.max_content_chars:
+            raise errors.invalid(
+                f"content is at most {self.settings.max_content_chars} characters.",
+                param="content",
+            )
+        return text
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    async def store_memory(
+        self, store: str, content: str, speaker: str | None, tracker: WriteTracker
+    ) -> dict[str, Any]:
+        text = self._content(content)
+        await self._check_speaker(store, speaker, for_read=False)
+        person = PersonId(store)
+        async with self._lock(store):
+            [vector] = await embed_async(self.embedder, [text])
+            now = self.clock()
+            search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
+            [hits] = await search_async(self.store, person, [search], now)
+            if hits:
+                return self._duplicate(hits[0].memory, hits[0].score, speaker)
+            memory = Memory(
+                text=text,
+                person=person,
+                entities=entities.entities_for(text, None),
+                speaker=speaker,
+                source=SOURCE,
+                created_at=round(now, 6),
+                id=MemoryId(str(uuid.uuid4())),
+            )
+            tracker.begin()
+            await self._io(self.store.upsert, [memory], [vector])
+        return {"id": memory.key, "status": "stored (1 chunks)"}
+
+    @staticmethod
+    def _duplicate(existing: Memory, score: float, speaker: str | None) -> dict[str, Any]:
+        note = (
+            f"A memory close enough in meaning already exists (id {existing.key}, "
+            f"similarity {score:.2f}): nothing was stored"
+        )
+        note += f", and the speaker tag '{speaker}' was not attached." if speaker else "."
+        return {"id": "", "status": "duplicate", "note": note, "duplicate_of": existing.key}
+
+    async def supersede(
+        self, store: str, memory_id: str, content: str, tracker: WriteTracker
+    ) -> dict[str, Any]:
+        text = self._content(content)
+        person = PersonId(store)
+        async with self._lock(store):
+            old = await self._one(person, memory_id)
+            [vector] = await embed_async(self.embedder, [text])
+            now = round(self.clock(), 6)
+            new = replace(
+                old,
+                text=text,
+                entities=entities.entities_for(text, old.subject),
+                updated_at=now,
+                history=(*old.history, (old.text, now)),
+            )
+            tracker.begin()
+            await self._io(self.store.upsert, [new], [vector])
+        return {"id": new.key, "status": "superseded", "memory": memory_json(new)}
+
+    async def forget(
+        self, store: str, memory_id: str | None, everything: bool, tracker: WriteTracker
+    ) -> dict[str, Any]:
+        person = PersonId(store)
+        async with self._lock(store):
+            if everything:
+                count = await self._io(self.store.count, person)
+                tracker.begin()
+                await self._io(self.store.delete_person, person)
+                return {"status": "forgotten", "deleted": count, "user_id": store}
+            assert memory_id is not None
+            memory = await self._one(person, memory_id)
+            tracker.begin()
+            await self._io(self.store.delete, person, [memory.key])
+        return {"status": "forgotten", "deleted": 1, "id": memory.key}
+
+    async def _one(self, person: PersonId, memory_id: str) -> Memory:
+        found = await self._io(self.store.get, person, [MemoryId(memory_id)])
+        if not found:
+            raise errors.not_found(
+                f"memory '{memory_id}' not found in this store.", memory_id=memory_id
+            )
+        return found[0]
+
+    async def untag(self, store: str, speaker: str) -> int:
+        """Remove a speaker's tag from every memory that carries it (the memories stay)."""
+        person, untagged = PersonId(store), 0
+        while True:
+            batch = await self._io(self.store.newest, person, speaker, None, 256)
+            if not batch:
+                return untagged
+            await self._io(self.store.unset, person, [m.key for m in batch], [schema.SPEAKER])
+            untagged += len(batch)
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    async def search(
+        self, store: str, query: str, speaker: str | None, limit: int
+    ) -> dict[str, Any]:
+        text = self._content(query)
+        await self._check_speaker(store, speaker, for_read=True)
+        [vector] = await embed_async(self.embedder, [text])
+        search = Search(vector, limit, speaker=speaker)
+        [hits] = await search_async(self.store, PersonId(store), [search], self.clock())
+        return {"memories": [memory_json(h.memory, h.score) for h in hits]}
+
+    async def by_speaker(
+        self, store: str, speaker: str, limit: int, before: str | None, skip_ids: list[str]
+    ) -> dict[str, Any]:
+        await self._check_speaker(store, speaker, for_read=True)
+        cutoff = parse_iso(before) if before else None
+        skip = set(skip_ids)
+        fetched = await self._io(
+            self.store.newest,
+            PersonId(store),
+            speaker,
+            None if cutoff is None else cutoff + 1e-6,
+            limit + len(skip) + 1,
+        )
+        fresh = [
+            m
+            for m in fetched
+            if m.key not in skip and (cutoff is None or m.created_at <= cutoff + TIE)
+        ]
+        page, more = fresh[:limit], len(fresh) > limit
+        next_before: str | None = None
+        next_skip: list[str] = []
+        if page and more:
+            last = page[-1].created_at
+            next_before = iso(last)
+            next_skip = [m.key for m in page if abs(m.created_at - last) <= TIE]
+            if cutoff is not None and abs(cutoff - last) <= TIE:
+                next_skip = [*skip_ids, *next_skip]
+        chunks = [{"id": m.key, "memory_id": m.key, "content": m.text} for m in page]
+        return {
+            "memories": [memory_json(m) for m in page],
+            "chunks": chunks,
+            "points_to_delete": [c["id"] for c in chunks],
+            "next_before": next_before,
+            "next_skip_ids": next_skip,
+        }
+
+    async def speaker_counts(self, store: str, names: list[str]) -> dict[str, int]:
+        person = PersonId(store)
+        return {name: await self._io(self.store.count, person, name) for name in names}
