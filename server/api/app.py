@@ -26,6 +26,7 @@ from server.api.idempotency import REPLAYED_HEADER, Idempotency, Outcome, WriteT
 from server.api.names import DEFAULT_STORE, registrable, speaker_name, store_id
 from server.api.registry import ApiKey, ApiKeys, Speakers, Stores
 from server.api.service import MemoryService
+from server.persons import PERSON_PATTERN
 
 log = structlog.get_logger(__name__)
 PREFIX = "/api/v1/memory"
@@ -42,7 +43,15 @@ def _utf8(value: str) -> str:
 
 
 Text = Annotated[str, AfterValidator(_utf8)]
-StoreId = Annotated[str, Field(description="The store: 1-64 ASCII letters, digits, '.', '_', '-'")]
+StoreId = Annotated[
+    str,
+    Field(
+        description="The store: 1-64 ASCII letters, digits, '.', '_', '-', starting with a "
+        "letter or digit; ids differing only by case name one store",
+        pattern=PERSON_PATTERN.pattern,
+        examples=["default"],
+    ),
+]
 
 
 class _Body(BaseModel):
@@ -60,7 +69,7 @@ class StoreMetadata(BaseModel):
 
 class StoreBody(_Body):
     user_id: StoreId
-    content: Text
+    content: Annotated[Text, Field(min_length=1, examples=["我老婆对海鲜过敏"])]
     metadata: StoreMetadata | None = None
 
 
