@@ -271,6 +271,17 @@ def bench_readpath(
     _run(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed))
 
 
+@bench_app.command("api")
+def bench_api(
+    clients: Annotated[int, typer.Option(help="concurrent clients")] = 16,
+    per_client: Annotated[int, typer.Option(help="requests per client per operation")] = 60,
+) -> None:
+    """Memory API latency and throughput on loopback; idempotent replay cost."""
+    from bench.api import main as bench_main
+
+    bench_main(clients, per_client)
+
+
 def main() -> None:
     try:
         app()
