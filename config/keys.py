@@ -36,3 +36,9 @@ def speakers(store: str) -> str:
 def idempotency(scope: str, key: str) -> str:
     """One Idempotency-Key of one API key: json {state, fingerprint, ...}, kept 24 h."""
     return f"{PREFIX}api:idem:{scope}:{key}"
+
+
+def person_lock(person: str) -> str:
+    """Held while one person's memories are checked for duplicates and written (API stores,
+    write-path merges): across every process, two writers never interleave on one person."""
+    return f"{PREFIX}lock:person:{person}"

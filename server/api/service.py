@@ -4,10 +4,11 @@ read path uses (one vector space, one payload schema). A store id is the memory 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -18,6 +19,7 @@ from server.api.idempotency import WriteTracker
 from server.api.names import ME
 from server.api.registry import Speakers
 from server.memory import entities, schema
+from server.memory.locks import person_lock
 from server.memory.schema import Memory, MemoryId, PersonId
 from server.memory.store import MemoryStore, Search, search_async
 
@@ -71,8 +73,8 @@ class MemoryService:
         self.store = store
         self.speakers = speakers
         self.settings = settings
-        self._locks: dict[str, asyncio.Lock] = {}
         self.clock: Callable[[], float] = time.time
+        self._local: dict[str, asyncio.Lock] = {}
 
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         """Store calls: in place on the embedded engine, in a thread against a server."""
@@ -80,9 +82,14 @@ class MemoryService:
             return await asyncio.to_thread(fn, *args)
         return fn(*args)
 
-    def _lock(self, store: str) -> asyncio.Lock:
-        """The duplicate check and the write it guards run as one step per store."""
-        return self._locks.setdefault(store, asyncio.Lock())
+    @contextlib.asynccontextmanager
+    async def _lock(self, store: str) -> AsyncIterator[None]:
+        """The duplicate check and the write it guards run as one step per store, across every
+        server process and the write path's workers. Writers in this process queue fairly on
+        an asyncio lock first, so only one of them at a time polls the Redis lock."""
+        local = self._local.setdefault(store, asyncio.Lock())
+        async with local, person_lock(self.speakers.redis, store, hold_s=30, wait_s=30):
+            yield
 
     async def _check_speaker(self, store: str, speaker: str | None, *, for_read: bool) -> None:
         if speaker is None or speaker == ME or await self.speakers.registered(store, speaker):
@@ -110,8 +117,8 @@ class MemoryService:
         text = self._content(content)
         await self._check_speaker(store, speaker, for_read=False)
         person = PersonId(store)
+        [vector] = await embed_async(self.embedder, [text])  # outside the lock: 3 ms of CPU
         async with self._lock(store):
-            [vector] = await embed_async(self.embedder, [text])
             now = self.clock()
             search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
             [hits] = await search_async(self.store, person, [search], now)
@@ -144,9 +151,9 @@ class MemoryService:
     ) -> dict[str, Any]:
         text = self._content(content)
         person = PersonId(store)
+        [vector] = await embed_async(self.embedder, [text])
         async with self._lock(store):
             old = await self._one(person, memory_id)
-            [vector] = await embed_async(self.embedder, [text])
             now = round(self.clock(), 6)
             new = replace(
                 old,
