@@ -42,3 +42,25 @@ def person_lock(person: str) -> str:
     """Held while one person's memories are checked for duplicates and written (API stores,
     write-path merges): across every process, two writers never interleave on one person."""
     return f"{PREFIX}lock:person:{person}"
+
+
+# ---- write path ------------------------------------------------------------------------------
+PERSON_SPEAKERS = PREFIX + "person_speakers"  # hash person -> the speaker name of its user
+FAILED_JOBS = PREFIX + "jobs:failed"  # hash job id -> json {record, error, kind, tries, at}
+CHECKPOINT_TTL_S = 7 * 24 * 3600
+
+
+def write_checkpoint(session_id: str) -> str:
+    """Stage outputs of one session's write job (facts, plan, applied, tags, done), so a
+    re-delivered job repeats no LLM call and stores nothing twice."""
+    return f"{PREFIX}write:{session_id}"
+
+
+def retag(person: str) -> str:
+    """Memories of a person whose tagging failed: retried by the person's next write job."""
+    return f"{PREFIX}retag:{person}"
+
+
+def conflicts(person: str) -> str:
+    """What source priority decided for a person (a capped list, newest first)."""
+    return f"{PREFIX}conflicts:{person}"

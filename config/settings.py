@@ -139,6 +139,20 @@ class ApiSettings(_Section):
     models: list[ApiModel] = Field(min_length=1)
 
 
+class WriteSettings(_Section):
+    base_url: str | None
+    model: str | None
+    api_key: SecretStr
+    timeout_s: float = Field(gt=0)
+    max_tokens: int = Field(ge=64)
+    structured_output: Literal["auto", "json_schema", "json_object"]
+    merge_candidates: int = Field(ge=1, le=20)
+    duplicate_threshold: float = Field(ge=-1, le=1)
+    max_tries: int = Field(ge=1, le=20)
+    retry_base_s: float = Field(ge=0)
+    source_priority: dict[str, int]
+
+
 class RedisSettings(_Section):
     url: str | None
 
@@ -170,6 +184,7 @@ class HearthSettings(BaseSettings):
     session: SessionSettings
     memory: MemorySettings
     api: ApiSettings
+    write: WriteSettings
     redis: RedisSettings
     qdrant: QdrantSettings
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import openai
 import orjson
@@ -202,3 +202,63 @@ class OpenAICompatibleLLM:
         calls += text_calls
         if calls:
             yield ToolCallsReady(calls)
+
+
+StructuredStyle = Literal["json_schema", "json_object"]
+
+
+class JsonLLM:
+    """One non-streaming completion constrained to a JSON schema (the write path's calls).
+
+    ``json_schema`` is OpenAI's structured output; ``json_object`` + ``schema`` is what
+    llama.cpp's server turns into a grammar. The reply text is returned as is: parsing and
+    validation belong to the caller, which knows what a usable answer is.
+    """
+
+    name = "write-llm"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str,
+        timeout_s: float,
+        max_tokens: int,
+        style: StructuredStyle,
+    ) -> None:
+        self._client = openai.AsyncOpenAI(
+            base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0
+        )
+        self.model = model
+        self.style = style
+        self._max_tokens = max_tokens
+
+    def _format(self, schema: dict[str, Any], name: str) -> dict[str, Any]:
+        if self.style == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": name, "schema": schema}}
+        return {"type": "json_object", "schema": schema}
+
+    async def complete_json(
+        self, messages: list[Message], schema: dict[str, Any], name: str
+    ) -> str:
+        try:
+            kwargs: dict[str, Any] = {
+                "model": self.model,
+                "messages": messages,
+                "temperature": 0,
+                "max_tokens": self._max_tokens,
+                "response_format": self._format(schema, name),
+            }
+            response = await self._client.chat.completions.create(**kwargs)
+        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+            raise TransientProviderError(self.name, f"unreachable: {exc}") from exc
+        except openai.APIStatusError as exc:
+            transient = exc.status_code >= 500 or exc.status_code == 429
+            kind = TransientProviderError if transient else PermanentProviderError
+            raise kind(self.name, f"HTTP {exc.status_code}: {exc.message[:200]}") from exc
+        except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
+            raise TransientProviderError(self.name, f"unusable response: {exc}") from exc
+        if not response.choices:
+            raise TransientProviderError(self.name, "response held no choices")
+        return response.choices[0].message.content or ""

@@ -26,6 +26,8 @@ app.add_typer(device_app, name="device")
 app.add_typer(models_app, name="models")
 app.add_typer(bench_app, name="bench")
 app.add_typer(memory_app, name="memory")
+jobs_app = typer.Typer(no_args_is_help=True, help="Write-path jobs that failed for good")
+app.add_typer(jobs_app, name="jobs")
 api_key_app = typer.Typer(no_args_is_help=True, help="Memory API keys, bound to stores")
 app.add_typer(api_key_app, name="api-key")
 console = Console()
@@ -156,14 +158,42 @@ def _with_person_map(action: Callable[[PersonMap], Awaitable[T]]) -> T:
 
 
 @persons_app.command("map")
-def persons_map(device_id: str, person: str) -> None:
+def persons_map(
+    device_id: str,
+    person: str,
+    speaker: Annotated[
+        str | None, typer.Option(help="the name this person's words are stored under")
+    ] = None,
+) -> None:
     """Map DEVICE_ID to PERSON; its next connection uses it, on every server process."""
     try:
         mapped = _with_person_map(lambda pm: pm.map(device_id, person))
+        if speaker is not None:
+            _name_speaker(mapped, speaker)
     except PersonMapError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     console.print(f"{device_id} → {mapped}")
+
+
+@persons_app.command("speaker")
+def persons_speaker(person: str, speaker: str) -> None:
+    """Name the speaker PERSON's own words are stored under (default: the person id)."""
+    try:
+        name = _name_speaker(person, speaker)
+    except PersonMapError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    console.print(f"{person} speaks as {name}")
+
+
+def _name_speaker(person: str, speaker: str) -> str:
+    from server.api.names import ApiError
+
+    try:
+        return _with_person_map(lambda pm: pm.name_speaker(person, speaker))
+    except ApiError as exc:
+        raise PersonMapError(exc.message) from exc
 
 
 @persons_app.command("unmap")
@@ -175,10 +205,58 @@ def persons_unmap(device_id: str) -> None:
 
 @persons_app.command("list")
 def persons_list() -> None:
-    table = Table("device", "person")
-    for device, person in sorted(_with_person_map(lambda pm: pm.all()).items()):
-        table.add_row(device, person)
+    table = Table("device", "person", "speaker")
+    mapped = _with_person_map(lambda pm: pm.all())
+    speakers = _with_person_map(lambda pm: pm.speakers())
+    for device, person in sorted(mapped.items()):
+        table.add_row(device, person, speakers.get(person, person))
     console.print(table)
+
+
+@jobs_app.command("failed")
+def jobs_failed(
+    as_json: Annotated[bool, typer.Option("--json", help="full records as JSON")] = False,
+) -> None:
+    """Jobs in the dead-letter list: their session, error, and how many tries they had."""
+    from workers.failures import DeadLetters
+
+    failed = _with_redis(lambda redis: DeadLetters(redis).all())
+    if as_json:
+        import orjson
+
+        print(orjson.dumps([f.as_json() for f in failed], option=orjson.OPT_INDENT_2).decode())
+        return
+    table = Table("job", "person", "kind", "tries", "failed at", "error")
+    for job in failed:
+        at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(job.failed_at))
+        table.add_row(job.job_id, str(job.record.get("person", "?")), job.kind, str(job.tries),
+                      at, job.error[:80])  # fmt: skip
+    console.print(table)
+
+
+@jobs_app.command("retry")
+def jobs_retry(job_id: str) -> None:
+    """Enqueue a failed job again (every write-path step is idempotent, so this is safe)."""
+    from arq.connections import ArqRedis
+
+    from workers.failures import DeadLetters
+    from workers.jobs import REMEMBER_SESSION
+    from workers.settings import QUEUE
+
+    async def retry(redis: Redis) -> str | None:
+        job = await DeadLetters(redis).take(job_id)
+        if job is None:
+            return None
+        arq = ArqRedis(connection_pool=redis.connection_pool)
+        new_id = f"{job.record.get('session_id', job_id)}:retry:{int(time.time())}"
+        await arq.enqueue_job(REMEMBER_SESSION, job.record, _job_id=new_id, _queue_name=QUEUE)
+        return new_id
+
+    new_id = _with_redis(retry)
+    if new_id is None:
+        console.print(f"[red]no failed job {job_id!r} (see `hearth jobs failed`)[/red]")
+        raise typer.Exit(1)
+    console.print(f"{job_id} enqueued again as {new_id}")
 
 
 @api_key_app.command("create")

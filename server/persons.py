@@ -60,6 +60,22 @@ class PersonMap:
         await Stores(self.redis).create(person, person)
         return person
 
+    async def speaker_of(self, person: str) -> str:
+        """The speaker name a person's own words are stored under (default: the person id)."""
+        name = await self.redis.hget(keys.PERSON_SPEAKERS, person)
+        return name.decode() if name else person
+
+    async def name_speaker(self, person: str, speaker: str) -> str:
+        from server.api.names import registrable
+
+        name = registrable(speaker)  # the API's rules: trimmed, NFC, ≤ 80, never 'me'
+        await self.redis.hset(keys.PERSON_SPEAKERS, check_person(person), name)
+        return name
+
+    async def speakers(self) -> dict[str, str]:
+        raw = await self.redis.hgetall(keys.PERSON_SPEAKERS)
+        return {k.decode(): v.decode() for k, v in raw.items()}
+
     async def unmap(self, device_id: str) -> bool:
         return bool(await self.redis.hdel(keys.PERSON_MAP, normalise_mac(device_id)))
 

@@ -208,7 +208,13 @@ async def _serve(
             _publish(admin_url_file(settings), f"http://127.0.0.1:{settings.server.http_port}")
             tasks.append(asyncio.create_task(hook.drain_forever()))
             if mode == "up":
-                worker = build_worker(engines.redis_url, handle_signals=False)
+                worker = build_worker(
+                    engines.redis_url,
+                    settings=settings,
+                    memory=memory,
+                    local_llm_url=engines.llm_base_url,
+                    handle_signals=False,
+                )
                 tasks.append(asyncio.create_task(worker.async_run()))
             log.info(
                 "hearth.ready",
@@ -247,5 +253,5 @@ class _QuietServer(uvicorn.Server):
 async def run_worker(settings: HearthSettings) -> None:
     if not settings.redis.url:
         raise SettingsError("redis.url", "required for `hearth worker` (HEARTH_REDIS__URL)")
-    worker = build_worker(settings.redis.url)
+    worker = build_worker(settings.redis.url, settings=settings)
     await worker.async_run()

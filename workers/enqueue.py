@@ -16,6 +16,7 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from server.persons import PersonMap
 from server.session import SessionRecord
 from workers.jobs import REMEMBER_SESSION
 from workers.settings import QUEUE
@@ -24,9 +25,19 @@ log = structlog.get_logger(__name__)
 SPOOL_RETRY_S = 5.0
 
 
-def record_payload(record: SessionRecord) -> dict[str, Any]:
+SOURCE = "device"
+ME = "me"
+
+
+def record_payload(record: SessionRecord, speaker: str | None = None) -> dict[str, Any]:
+    """The job's record: each utterance carries its speaker — the person's speaker name for
+    the user's words, ``me`` for the assistant's own."""
     payload = dataclasses.asdict(record)
-    payload["transcript"] = [u.as_json() for u in record.transcript]
+    user = speaker or record.person
+    payload["source"] = SOURCE
+    payload["transcript"] = [
+        {**u.as_json(), "speaker": ME if u.role == "assistant" else user} for u in record.transcript
+    ]
     return payload
 
 
@@ -40,7 +51,11 @@ class EnqueueOnSessionEnd:
     async def session_ended(self, record: SessionRecord) -> None:
         if not record.transcript:
             return
-        payload = record_payload(record)
+        try:
+            speaker = await PersonMap(self.arq).speaker_of(record.person)
+        except (RedisError, OSError):
+            speaker = None  # the worker falls back to the person id
+        payload = record_payload(record, speaker)
         try:
             await self._enqueue(payload)
         except (RedisError, OSError) as exc:

@@ -1,4 +1,11 @@
-"""Jobs the worker runs. Plain typed ``async def job(ctx, …)``; resources come in ``ctx``."""
+"""Jobs the worker runs. Plain typed ``async def job(ctx, …)``; resources come in ``ctx``.
+
+Failure policy: transient errors (LLM unreachable or 5xx, an unusable LLM reply, Redis or the
+memory store failing) retry with exponential backoff through arq's ``Retry``; once tries run
+out — or at once for a permanent error (a malformed record, an LLM 4xx such as a bad key) —
+the job goes to the dead-letter hash with its record and error, and re-raises so arq records
+the failure too.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +13,62 @@ from typing import Any
 
 import orjson
 import structlog
+from arq import Retry
 from redis.asyncio import Redis
 
 from config import keys
+from providers.errors import PermanentProviderError
+from workers.failures import DeadLetters
+from workers.writepath import RecordError, WritePath
 
 log = structlog.get_logger(__name__)
 TRANSCRIPT_ARCHIVE_LIMIT = 1000
 REMEMBER_SESSION = "remember_session"
 
 
-async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> int:
-    """Archive a finished session's transcript under its person; returns the utterance count.
-
-    Idempotent per session: a re-delivered job (arq is at-least-once) finds its marker and
-    stores nothing twice.
-    """
-    redis: Redis = ctx["redis"]
+async def archive(redis: Redis, record: dict[str, Any]) -> int:
+    """Keep the raw transcript under its person (idempotent per session)."""
     person = str(record["person"])
     session_id = str(record["session_id"])
+    count = len(record.get("transcript", []))
     marker = f"{keys.PREFIX}archived:{session_id}"
-    if not await redis.set(marker, "1", nx=True, ex=7 * 24 * 3600):
-        log.info("job.remember_session.already_done", session=session_id)
-        return len(record.get("transcript", []))
+    if not await redis.set(marker, "1", nx=True, ex=keys.CHECKPOINT_TTL_S):
+        return count
     pipe = redis.pipeline(transaction=True)
     pipe.lpush(keys.transcripts(person), orjson.dumps(record))
     pipe.ltrim(keys.transcripts(person), 0, TRANSCRIPT_ARCHIVE_LIMIT - 1)
     await pipe.execute()
-    count = len(record.get("transcript", []))
-    log.info("job.remember_session", session=session_id, person=person, utterances=count)
+    log.info("job.archived", session=session_id, person=person, utterances=count)
     return count
+
+
+async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
+    """Archive the transcript, then run the write path (when memory is enabled)."""
+    redis: Redis = ctx["redis"]
+    job_id = str(ctx.get("job_id", record.get("session_id", "?")))
+    tries = int(ctx.get("job_try", 1))
+    max_tries = int(ctx.get("max_tries", 5))
+    try:
+        utterances = await archive(redis, record)
+        write_path: WritePath | None = ctx.get("write_path")
+        if write_path is None:
+            return {"session_id": record.get("session_id"), "archived": utterances}
+        outcome = await write_path.remember(record)
+        return outcome.as_json()
+    except (RecordError, KeyError, PermanentProviderError) as exc:
+        await _give_up(redis, job_id, record, exc, "permanent", tries)
+        raise
+    except Exception as exc:
+        if tries < max_tries:
+            delay = float(ctx.get("retry_base_s", 2.0)) * 2 ** (tries - 1)
+            log.warning("job.retry", job=job_id, tries=tries, in_s=delay, error=repr(exc))
+            raise Retry(defer=delay) from exc
+        await _give_up(redis, job_id, record, exc, "exhausted", tries)
+        raise
+
+
+async def _give_up(
+    redis: Redis, job_id: str, record: dict[str, Any], exc: BaseException, kind: str, tries: int
+) -> None:
+    await DeadLetters(redis).add(job_id, record, repr(exc), kind, tries)
+    log.error("job.failed", job=job_id, kind=kind, tries=tries, error=repr(exc))

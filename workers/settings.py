@@ -7,21 +7,90 @@ from typing import Any
 from arq.connections import RedisSettings
 from arq.worker import Worker, func
 
-from workers.jobs import remember_session
+from config.settings import HearthSettings
+from providers.llm import JsonLLM
+from server.memory.engine import MemoryEngine, build_memory
+from workers.jobs import REMEMBER_SESSION, remember_session
+from workers.writepath import WritePath
 
 QUEUE = "hearth:queue"
-FUNCTIONS = [func(remember_session, name="remember_session", max_tries=5, timeout=300)]
+JOB_TIMEOUT_S = 900  # extraction + merge + tagging on a slow local model
 
 
-def build_worker(redis_url: str, *, burst: bool = False, handle_signals: bool = True) -> Worker:
+def build_write_llm(settings: HearthSettings, local_base_url: str | None) -> JsonLLM:
+    """The write path's LLM: ``write.*`` when set, else the conversation LLM (local or not)."""
+    w = settings.write
+    base_url = w.base_url or settings.llm.base_url or local_base_url
+    if not base_url:
+        from config.settings import SettingsError
+
+        raise SettingsError("write.base_url", "no LLM for the write path (set llm.base_url)")
+    local = w.base_url is None and settings.llm.base_url is None
+    model = w.model or ("local" if local else settings.llm.model)
+    api_key = (w.api_key if w.base_url else settings.llm.api_key).get_secret_value()
+    style = w.structured_output
+    if style == "auto":
+        style = "json_object" if local else "json_schema"
+    return JsonLLM(
+        base_url=base_url,
+        model=model,
+        api_key=api_key,
+        timeout_s=w.timeout_s,
+        max_tokens=w.max_tokens,
+        style=style,
+    )
+
+
+def build_worker(
+    redis_url: str,
+    *,
+    settings: HearthSettings | None = None,
+    memory: MemoryEngine | None = None,
+    llm: JsonLLM | None = None,
+    local_llm_url: str | None = None,
+    burst: bool = False,
+    handle_signals: bool = True,
+) -> Worker:
+    """A worker for the ``hearth:queue``. With ``settings`` (and memory enabled) the write path
+    runs; a shared ``memory`` engine is used in-process (``hearth up``: the embedded store
+    allows one process), otherwise the worker builds its own."""
+    max_tries = settings.write.max_tries if settings else 5
+
+    async def startup(ctx: dict[str, Any]) -> None:
+        ctx["max_tries"] = max_tries
+        if settings is None or not settings.memory.enabled:
+            return
+        ctx["retry_base_s"] = settings.write.retry_base_s
+        engine = memory or build_memory(settings)
+        ctx["owned_memory"] = engine if memory is None else None
+        ctx["write_path"] = WritePath(
+            ctx["redis"],
+            engine.embedder,
+            engine.store,
+            llm or build_write_llm(settings, local_llm_url),
+            settings.write,
+            settings.api.speaker_limit,
+        )
+
+    async def shutdown(ctx: dict[str, Any]) -> None:
+        owned: MemoryEngine | None = ctx.get("owned_memory")
+        if owned is not None:
+            owned.close()
+
     return Worker(
-        functions=FUNCTIONS,
+        functions=[
+            func(
+                remember_session, name=REMEMBER_SESSION, max_tries=max_tries, timeout=JOB_TIMEOUT_S
+            )
+        ],
         redis_settings=RedisSettings.from_dsn(redis_url),
         queue_name=QUEUE,
         burst=burst,
         handle_signals=handle_signals,
         keep_result=3600,
         max_jobs=4,
+        on_startup=startup,
+        on_shutdown=shutdown,
     )
 
 

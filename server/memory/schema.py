@@ -46,6 +46,7 @@ SUBJECT = "subject"
 ENTITIES = "entities"
 CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"
+TAGS_PENDING = "tags_pending"  # tagging failed or has not run yet: safe defaults, retag later
 HISTORY = "history"  # earlier texts of a superseded memory: [{"text", "replaced_at"}]
 KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
@@ -71,6 +72,7 @@ class Memory:
     updated_at: float | None = None
     id: MemoryId | None = None
     history: tuple[tuple[str, float], ...] = ()  # (earlier text, replaced at), oldest first
+    tags_pending: bool = False
 
     @property
     def key(self) -> MemoryId:
@@ -94,6 +96,8 @@ class Memory:
                            (SPEAKER, self.speaker)):  # fmt: skip
             if value is not None:
                 payload[key] = value
+        if self.tags_pending:
+            payload[TAGS_PENDING] = True
         if self.history:
             payload[HISTORY] = [{"text": t, "replaced_at": at} for t, at in self.history]
         return payload
@@ -113,6 +117,7 @@ class Memory:
             source=str(payload.get(SOURCE, "unknown")),
             created_at=_float(payload.get(CREATED_AT)) or 0.0,
             updated_at=_float(payload.get(UPDATED_AT)),
+            tags_pending=bool(payload.get(TAGS_PENDING, False)),
             history=tuple(
                 (str(h.get("text", "")), _float(h.get("replaced_at")) or 0.0)
                 for h in payload.get(HISTORY) or ()

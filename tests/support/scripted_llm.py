@@ -29,6 +29,7 @@ class Reply:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {"name":…, "arguments":{…}}
     garbage: bool = False
     status: int = 200
+    hang: asyncio.Event | None = None  # answer only once this is set (a call in flight)
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -43,6 +44,20 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
     return f"data: {json.dumps(body, ensure_ascii=False)}\n\n"
+
+
+def _completion(text: str) -> dict[str, Any]:
+    """A non-streaming chat completion (the write path's JSON calls)."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "scripted",
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+    }
 
 
 class ScriptedLLM:
@@ -61,10 +76,15 @@ class ScriptedLLM:
         body = await request.json()
         self.requests.append(body)
         reply = self.responder(body)
+        if reply.hang is not None:
+            await asyncio.wait_for(reply.hang.wait(), timeout=120)
         if reply.status != 200:
             return JSONResponse({"error": {"message": "scripted failure"}}, reply.status)
         if reply.garbage:
             return PlainTextResponse("<html>502 Bad Gateway</html>", media_type="text/event-stream")
+
+        if not body.get("stream"):
+            return JSONResponse(_completion(reply.text))
 
         async def events() -> AsyncIterator[str]:
             yield _chunk({"role": "assistant", "content": ""})

@@ -1,0 +1,220 @@
+"""The write path end to end: arq job → mem0 two-stage extraction → tagging → payload."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from config import keys
+from server.memory.schema import Decay, Memory, MemoryClass, PersonId
+from tests.support.scripted_llm import Reply
+from tests.workers.conftest import WriteRig, session
+from workers.failures import DeadLetters
+
+ZHANG = PersonId("zhang")
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
+
+def by_text(rig: WriteRig, person: str = "zhang") -> dict[str, Memory]:
+    return {m.text: m for m in rig.memory.store.scroll(PersonId(person)).memories}
+
+
+async def test_seafood_allergy_becomes_a_safety_memory_that_never_expires(rig: WriteRig) -> None:
+    rig.script.facts = {"我老婆对海鲜过敏，尤其是虾": ["我老婆对海鲜过敏，尤其是虾"]}
+    rig.script.tags = {"我老婆对海鲜过敏，尤其是虾": ("safety", "volume", None, "老婆")}
+    await rig.enqueue(session("s-allergy", "我老婆对海鲜过敏，尤其是虾"))
+    assert await rig.run_worker() == 1
+    assert rig.script.problems == []
+    assert rig.script.calls == ["extract", "merge", "tag"]
+    memory = by_text(rig)["我老婆对海鲜过敏，尤其是虾"]
+    assert memory.cls is MemoryClass.SAFETY and memory.subject == "老婆"
+    assert memory.decay is Decay.VOLUME and memory.expires_at is None
+    assert memory.speaker == "老张" and memory.source == "device"
+    assert "老婆" in memory.entities and not memory.tags_pending
+    recall = await rig.memory.read_path.recall(ZHANG, "订个海鲜礼包送我老婆")
+    assert [r.memory.text for r in recall.safety] == ["我老婆对海鲜过敏，尤其是虾"]
+    assert await rig.redis.hexists(keys.speakers("zhang"), "老张")  # the API sees the speaker
+
+
+async def test_event_expiry_resolves_against_the_conversation_date(rig: WriteRig) -> None:
+    rig.script.facts = {"下周三": ["我下周三去上海出差"]}
+    rig.script.tags = {"我下周三去上海出差": ("event", "time", "2026-12-02", "我")}
+    await rig.enqueue(session("s-trip", "我下周三要去上海出差"))
+    await rig.run_worker()
+    memory = by_text(rig)["我下周三去上海出差"]
+    assert memory.cls is MemoryClass.EVENT and memory.decay is Decay.TIME
+    assert time.strftime("%Y-%m-%d", time.localtime(memory.expires_at or 0)) == "2026-12-02"
+
+
+async def test_move_is_an_update_and_the_read_path_returns_the_new_value(rig: WriteRig) -> None:
+    rig.script.facts = {"我住在北京": ["我住在北京"], "我搬到上海了": ["我搬到上海了"]}
+    rig.script.updates = {"我搬到上海了": "我住在北京"}
+    await rig.enqueue(session("s-1", "我住在北京"))
+    await rig.run_worker()
+    [old] = [m for m in by_text(rig).values()]
+    await rig.enqueue(session("s-2", "我搬到上海了"))
+    await rig.run_worker()
+    assert rig.script.problems == []
+    assert "我住在北京" in rig.script.merge_prompts[-1]  # the merge saw the stored memory
+    memories = by_text(rig)
+    assert list(memories) == ["我搬到上海了"]
+    moved = memories["我搬到上海了"]
+    assert moved.id == old.id and moved.history[0][0] == "我住在北京"
+    recall = await rig.memory.read_path.recall(ZHANG, "我家住在哪里")
+    recalled = [r.memory.text for r in recall.related + recall.safety]
+    assert "我搬到上海了" in recalled and "我住在北京" not in recalled
+
+
+async def test_changed_class_time_updates_in_place(rig: WriteRig) -> None:
+    rig.script.facts = {"周六上午": ["女儿每周六上午上钢琴课"],
+                        "改到": ["女儿的钢琴课改到每周日下午了"]}
+    rig.script.updates = {"女儿的钢琴课改到每周日下午了": "女儿每周六上午上钢琴课"}
+    await rig.enqueue(session("s-1", "女儿每周六上午上钢琴课"))
+    await rig.enqueue(session("s-2", "女儿的钢琴课改到每周日下午了"))
+    await rig.run_worker()
+    assert rig.texts() == ["女儿的钢琴课改到每周日下午了"]
+    recall = await rig.memory.read_path.recall(ZHANG, "女儿的钢琴课是什么时候")
+    assert [r.memory.text for r in recall.related] == ["女儿的钢琴课改到每周日下午了"]
+
+
+async def test_shuffled_tagging_reply_still_tags_every_memory(rig: WriteRig) -> None:
+    facts = ["我老婆对海鲜过敏", "女儿叫小橙子", "我喜欢喝绿茶", "我对幽闭空间有恐惧症",
+             "我下周三去上海出差"]
+    rig.script.facts = {"一堆事": facts}
+    rig.script.tags = {
+        "我老婆对海鲜过敏": ("safety", "volume", None, "老婆"),
+        "女儿叫小橙子": ("fact", "volume", None, "女儿"),
+        "我喜欢喝绿茶": ("preference", "volume", None, "我"),
+        "我对幽闭空间有恐惧症": ("safety", "volume", None, "我"),
+        "我下周三去上海出差": ("event", "time", "2026-12-02", "我"),
+    }
+    rig.script.shuffle_tags = True
+    await rig.enqueue(session("s-many", "跟你说一堆事"))
+    await rig.run_worker()
+    memories = by_text(rig)
+    for text, (cls, decay, _expires, subject) in rig.script.tags.items():
+        assert memories[text].cls.value == cls, text
+        assert memories[text].decay.value == decay, text
+        assert memories[text].subject == subject, text
+    assert memories["我对幽闭空间有恐惧症"].expires_at is None  # never another item's expiry
+    assert rig.script.calls.count("tag") == 1  # one call for every memory of the job
+
+
+async def test_unmatched_tag_keeps_defaults_and_is_retried_next_job(rig: WriteRig) -> None:
+    rig.script.facts = {"药": ["爸爸每天早上吃降压药"], "绿茶": ["我喜欢喝绿茶"]}
+    rig.script.tags = {"爸爸每天早上吃降压药": ("safety", "volume", None, "爸爸"),
+                       "我喜欢喝绿茶": ("preference", "volume", None, "我")}
+    rig.script.mangle_tag_texts = {"爸爸每天早上吃降压药"}
+    await rig.enqueue(session("s-1", "爸爸每天早上吃药"))
+    await rig.run_worker()
+    pending = by_text(rig)["爸爸每天早上吃降压药"]
+    assert pending.tags_pending and pending.cls is MemoryClass.FACT  # safe default, flagged
+    assert await rig.redis.sismember(keys.retag("zhang"), pending.key)
+    rig.script.mangle_tag_texts = set()
+    await rig.enqueue(session("s-2", "我喜欢喝绿茶"))
+    await rig.run_worker()
+    retagged = by_text(rig)["爸爸每天早上吃降压药"]
+    assert retagged.cls is MemoryClass.SAFETY and not retagged.tags_pending
+    assert not await rig.redis.sismember(keys.retag("zhang"), pending.key)
+
+
+async def test_llm_calls_per_session_do_not_grow_with_facts(rig: WriteRig) -> None:
+    rig.script.facts = {"十件事": [f"我的第{i}个习惯是{habit}" for i, habit in
+                                 enumerate(["跑步", "读书", "游泳", "写字", "画画", "下棋",
+                                            "弹琴", "爬山", "做饭", "钓鱼"])]}
+    await rig.enqueue(session("s-ten", "说说我的十件事"))
+    await rig.run_worker()
+    assert rig.script.calls == ["extract", "merge", "tag"]
+    assert len(rig.texts()) == 10
+
+
+async def test_a_rerun_stores_nothing_twice_and_calls_no_llm(rig: WriteRig) -> None:
+    rig.script.facts = {"小橙子": ["女儿叫小橙子"]}
+    record = session("s-again", "我女儿叫小橙子")
+    await rig.enqueue(record)
+    await rig.run_worker()
+    await rig.enqueue(record, job_id="s-again:redelivered")  # arq delivering it again
+    await rig.run_worker()
+    assert rig.texts() == ["女儿叫小橙子"]
+    assert rig.script.calls == ["extract", "merge", "tag"]
+
+
+async def test_meaning_already_stored_is_dropped(rig: WriteRig) -> None:
+    stored = Memory(text="女儿叫小橙子", person=ZHANG, source="device")
+    rig.memory.store.upsert([stored], rig.memory.embedder.embed([stored.text]))
+    rig.script.facts = {"小橙子": ["女儿叫小橙子。"]}  # the model ADDs a near-copy anyway
+    await rig.enqueue(session("s-dup", "我女儿叫小橙子"))
+    await rig.run_worker()
+    assert rig.texts() == ["女儿叫小橙子"]
+
+
+async def test_source_priority_decides_conflicts(rig: WriteRig) -> None:
+    operator = Memory(text="我住在北京", person=ZHANG, source="import")
+    rig.memory.store.upsert([operator], rig.memory.embedder.embed([operator.text]))
+    rig.script.facts = {"搬到": ["我搬到上海了"]}
+    rig.script.updates = {"我搬到上海了": "我住在北京"}
+    await rig.enqueue(session("s-device", "我搬到上海了"))  # device (20) < import (30)
+    await rig.run_worker()
+    assert rig.texts() == ["我住在北京"]
+    [conflict] = [c for c in await rig.redis.lrange(keys.conflicts("zhang"), 0, -1)]
+    assert b"kept stored" in conflict
+    await rig.enqueue(session("s-console", "我搬到上海了", source="console"))  # 40 > 30
+    await rig.run_worker()
+    assert rig.texts() == ["我搬到上海了"]
+
+
+async def test_two_jobs_for_one_person_never_merge_concurrently(rig: WriteRig) -> None:
+    rig.script.facts = {"咖啡": ["我喜欢喝咖啡"], "拿铁": ["我最喜欢燕麦拿铁"]}
+    await rig.enqueue(session("s-a", "我喜欢喝咖啡"))
+    await rig.enqueue(session("s-b", "我最喜欢燕麦拿铁"))
+    assert await rig.run_worker() == 2  # max_jobs=4: both run at once
+    first, second = rig.script.merge_prompts
+    # whichever merged second saw what the first stored
+    assert "我喜欢喝咖啡" in second or "我最喜欢燕麦拿铁" in second
+    assert sorted(rig.texts()) == ["我喜欢喝咖啡", "我最喜欢燕麦拿铁"]
+
+
+async def test_transient_llm_errors_retry_then_succeed(rig: WriteRig) -> None:
+    rig.script.facts = {"小橙子": ["女儿叫小橙子"]}
+    rig.script.fail_next = [Reply(status=503), Reply("这不是 JSON")]
+    await rig.enqueue(session("s-flaky", "我女儿叫小橙子"))
+    await rig.run_worker()
+    assert rig.texts() == ["女儿叫小橙子"]
+    assert await DeadLetters(rig.redis).all() == []
+
+
+async def test_exhausted_and_permanent_failures_land_in_dead_letters(rig: WriteRig) -> None:
+    rig.script.facts = {"小橙子": ["女儿叫小橙子"]}
+    rig.script.fail_next = [Reply("garbage")] * 3  # max_tries = 3
+    await rig.enqueue(session("s-garbage", "我女儿叫小橙子"))
+    await rig.run_worker()
+    rig.script.fail_next = [Reply(status=401)]
+    await rig.enqueue(session("s-denied", "我女儿叫小橙子"))
+    await rig.run_worker()
+    failed = {job.job_id: job for job in await DeadLetters(rig.redis).all()}
+    assert failed["s-garbage"].kind == "exhausted" and failed["s-garbage"].tries == 3
+    assert failed["s-denied"].kind == "permanent" and failed["s-denied"].tries == 1
+    assert rig.texts() == []
+    # an operator replays it once the LLM is fixed: every step is idempotent
+    job = await DeadLetters(rig.redis).take("s-garbage")
+    assert job is not None
+    await rig.enqueue(job.record, job_id="s-garbage:retry:1")
+    await rig.run_worker()
+    assert rig.texts() == ["女儿叫小橙子"]
+
+
+async def test_malformed_record_is_a_permanent_failure(rig: WriteRig) -> None:
+    await rig.enqueue({"session_id": "s-bad", "person": "zhang", "transcript": "nope"})
+    await rig.run_worker()
+    [job] = await DeadLetters(rig.redis).all()
+    assert job.kind == "permanent" and rig.script.calls == []
+
+
+async def test_other_persons_are_untouched(rig: WriteRig) -> None:
+    rig.script.facts = {"小橙子": ["女儿叫小橙子"]}
+    await rig.enqueue(session("s-li", "我女儿叫小橙子", person="li", speaker="小李"))
+    await rig.run_worker()
+    assert rig.texts("li") == ["女儿叫小橙子"] and rig.texts("zhang") == []
+    await asyncio.sleep(0)

@@ -1,0 +1,161 @@
+"""mem0 1.0.x's two-stage add, with mem0's own prompts and reply parsers; Hearth executes.
+
+Stage 1 (extract) sends the conversation with mem0's user-memory extraction prompt and gets
+``{"facts": [...]}``. Stage 2 (merge) shows those facts next to similar stored memories (mem0's
+``get_update_memory_messages``, integer ids in place of UUIDs as mem0 does) and gets ADD /
+UPDATE / DELETE / NONE per memory. Why not ``Memory.add`` itself: it swallows every error
+(an LLM returning garbage silently stores nothing), gives new points random ids (a re-run after
+a crash stores twice), takes no lock per user, and drops custom metadata on update. So the
+stages run here, their outputs are checkpointed, and the operations apply idempotently
+(``workers.writepath``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+
+from providers.errors import TransientProviderError
+from providers.llm import JsonLLM
+
+Event = Literal["ADD", "UPDATE", "DELETE", "NONE"]
+EVENTS: tuple[Event, ...] = ("ADD", "UPDATE", "DELETE", "NONE")
+
+FACTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"facts": {"type": "array", "items": {"type": "string"}}},
+    "required": ["facts"],
+}
+MERGE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "memory": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "text": {"type": "string"},
+                    "event": {"type": "string", "enum": list(EVENTS)},
+                    "old_memory": {"type": "string"},
+                },
+                "required": ["id", "text", "event"],
+            },
+        }
+    },
+    "required": ["memory"],
+}
+
+# Appended to mem0's extraction prompt: a household assistant hears relations, not just "I".
+HOUSEHOLD_ADDENDUM = """
+# Household rules (Hearth):
+- Keep who each fact is about inside the fact, in the speaker's own words: 我老婆对海鲜过敏，尤其是虾 — never drop 老婆/女儿/儿子/妈妈/a name.
+- Keep allergies, medicines, illnesses and dietary limits with every detail the user gave (what, how bad, since when).
+- Keep dates and times exactly as said (下周三, 每天早上八点); do not resolve them.
+- One fact per item; facts in the language the user spoke (Chinese in, Chinese out).
+"""
+
+_DATE_LINE = re.compile(r"Today's date is \d{4}-\d{2}-\d{2}\.")
+
+
+class GarbageReply(TransientProviderError):
+    """The LLM answered, but not with the JSON asked for (retried: sampling may fix it)."""
+
+    def __init__(self, stage: str, reply: str) -> None:
+        super().__init__("write-llm", f"{stage}: unusable reply {reply[:160]!r}")
+        self.stage = stage
+
+
+def _mem0() -> tuple[Any, Any]:
+    """Import mem0 lazily: it creates ``MEM0_DIR`` and reads telemetry settings at import."""
+    os.environ.setdefault("MEM0_TELEMETRY", "False")
+    from mem0.configs import prompts
+    from mem0.memory import utils
+
+    return prompts, utils
+
+
+def _parse(stage: str, reply: str) -> dict[str, Any]:
+    """mem0's own tolerant parsing (code fences, chatty text), then a shape check."""
+    _, utils = _mem0()
+    for candidate in (utils.remove_code_blocks(reply), utils.extract_json(reply)):
+        try:
+            parsed = orjson.loads(candidate)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(parsed, dict):
+            return parsed
+    raise GarbageReply(stage, reply)
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    role: Literal["user", "assistant"]
+    speaker: str
+    text: str
+
+
+def extraction_messages(utterances: list[Utterance], day: dt.date) -> list[dict[str, str]]:
+    _, utils = _mem0()
+    conversation = utils.parse_messages([{"role": u.role, "content": u.text} for u in utterances])
+    system, user = utils.get_fact_retrieval_messages(conversation, False)
+    system = _DATE_LINE.sub(f"Today's date is {day.isoformat()}.", system) + HOUSEHOLD_ADDENDUM
+    system, user = utils.ensure_json_instruction(system, user)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+async def extract(llm: JsonLLM, utterances: list[Utterance], day: dt.date) -> list[str]:
+    """Stage 1: the facts the user's words carry, in the language spoken."""
+    if not any(u.role == "user" for u in utterances):
+        return []
+    reply = await llm.complete_json(extraction_messages(utterances, day), FACTS_SCHEMA, "facts")
+    parsed = _parse("extract", reply)
+    if not isinstance(parsed.get("facts"), list):
+        raise GarbageReply("extract", reply)
+    _, utils = _mem0()
+    facts = [str(f).strip() for f in utils.normalize_facts(parsed["facts"])]
+    unique: list[str] = []
+    for fact in facts:
+        if fact and fact not in unique:
+            unique.append(fact)
+    return unique
+
+
+@dataclass(frozen=True, slots=True)
+class MergeOp:
+    event: Event
+    text: str
+    target: int | None  # index into the candidates shown (UPDATE / DELETE / NONE)
+
+
+def merge_prompt(candidates: list[str], facts: list[str]) -> str:
+    prompts, _ = _mem0()
+    shown = [{"id": str(i), "text": text} for i, text in enumerate(candidates)]
+    return str(prompts.get_update_memory_messages(shown, facts, None))
+
+
+async def merge(llm: JsonLLM, candidates: list[str], facts: list[str]) -> list[MergeOp]:
+    """Stage 2: each fact against the similar stored memories → ADD/UPDATE/DELETE/NONE."""
+    prompt = merge_prompt(candidates, facts)
+    reply = await llm.complete_json([{"role": "user", "content": prompt}], MERGE_SCHEMA, "merge")
+    parsed = _parse("merge", reply)
+    items = parsed.get("memory")
+    if not isinstance(items, list):
+        raise GarbageReply("merge", reply)
+    ops: list[MergeOp] = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        event = str(item.get("event", "")).upper()
+        text = str(item.get("text") or "").strip()
+        if event not in EVENTS or (event in ("ADD", "UPDATE") and not text):
+            continue
+        raw_id = str(item.get("id", "")).strip()
+        target = int(raw_id) if raw_id.isdigit() and int(raw_id) < len(candidates) else None
+        ops.append(MergeOp(event, text, target))
+    return ops

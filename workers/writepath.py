@@ -1,0 +1,443 @@
+"""One finished session → memories: extract, merge, apply, tag, patch. Every step is
+idempotent, so arq's at-least-once delivery (a worker killed mid-job) stores nothing twice.
+
+- Stage outputs (facts, the merge plan, the tags) are checkpointed in Redis under the session
+  id before they are used: a re-run repeats no LLM call and applies the same plan.
+- A new memory's id is derived from (session, plan position): applying twice is one point.
+- An UPDATE whose target already holds the new text, and a DELETE of a missing point, are
+  no-ops.
+- Merge, apply and patch run under the per-person write lock (shared with the HTTP API), so two
+  jobs for one person never merge concurrently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal, TypeVar
+
+import orjson
+import structlog
+from pydantic import BaseModel, Field, ValidationError
+from redis.asyncio import Redis
+
+from config import keys
+from config.settings import WriteSettings
+from providers.embedder import Embedder, embed_async
+from providers.llm import JsonLLM
+from server.api.registry import Speakers
+from server.memory import entities, schema
+from server.memory.locks import person_lock
+from server.memory.schema import Memory, MemoryClass, MemoryId, PersonId
+from server.memory.store import MemoryStore, Search, search_async
+from workers import mem0_stages, tagging
+from workers.mem0_stages import MergeOp, Utterance
+
+log = structlog.get_logger(__name__)
+T = TypeVar("T")
+_IDS = uuid.UUID("1b7f4a52-3c8e-4e0b-a6f1-5d2c9e7b8a30")
+ME = "me"
+CONFLICT_LOG_LIMIT = 500
+
+
+class RecordError(ValueError):
+    """The job's record is not a session transcript (permanent: never retried)."""
+
+
+class _Said(BaseModel):
+    role: Literal["user", "assistant", "system"]
+    text: str
+    speaker: str | None = None
+
+
+class _Record(BaseModel):
+    """The job's record as the session hook writes it (``workers.enqueue.record_payload``)."""
+
+    session_id: str = Field(min_length=1)
+    person: str = Field(min_length=1)
+    device_id: str = ""
+    source: str = "device"
+    ended_at: float | None = None
+    transcript: list[_Said]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionTranscript:
+    session_id: str
+    person: PersonId
+    device_id: str
+    source: str
+    ended_at: float
+    utterances: list[Utterance]
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> SessionTranscript:
+        try:
+            parsed = _Record.model_validate(record)
+        except ValidationError as exc:
+            raise RecordError(f"not a session record: {exc.errors()[0]['msg']}") from exc
+        utterances = [
+            Utterance(u.role, u.speaker or (ME if u.role == "assistant" else parsed.person), u.text)
+            for u in parsed.transcript
+            if u.role != "system" and u.text.strip()
+        ]
+        return cls(
+            session_id=parsed.session_id,
+            person=PersonId(parsed.person),
+            device_id=parsed.device_id,
+            source=parsed.source,
+            ended_at=parsed.ended_at or time.time(),
+            utterances=utterances,
+        )
+
+    @property
+    def day(self) -> dt.date:
+        return dt.datetime.fromtimestamp(self.ended_at).date()
+
+    @property
+    def user_speaker(self) -> str | None:
+        return next((u.speaker for u in self.utterances if u.role == "user"), None)
+
+
+@dataclass
+class Outcome:
+    """What one job did; also the job's arq result."""
+
+    session_id: str
+    facts: int = 0
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    duplicates: list[str] = field(default_factory=list)
+    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    tagged: int = 0
+    tags_pending: int = 0
+    llm_calls: int = 0
+    replayed: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedOp:
+    """A merge operation resolved to real ids: what apply executes (checkpointed)."""
+
+    event: str
+    text: str
+    target: str | None
+    id: str  # the point this op writes (ADD: derived from session + position)
+
+
+class Checkpoint:
+    """Stage outputs of one session in a Redis hash (7 days)."""
+
+    def __init__(self, redis: Redis, session_id: str) -> None:
+        self.redis = redis
+        self.key = keys.write_checkpoint(session_id)
+
+    async def get(self, name: str) -> Any:
+        raw = await self.redis.hget(self.key, name)
+        return None if raw is None else orjson.loads(raw)
+
+    async def put(self, name: str, value: Any) -> None:
+        await self.redis.hset(self.key, name, orjson.dumps(value).decode())
+        await self.redis.expire(self.key, keys.CHECKPOINT_TTL_S)
+
+
+class WritePath:
+    def __init__(
+        self,
+        redis: Redis,
+        embedder: Embedder,
+        store: MemoryStore,
+        llm: JsonLLM,
+        settings: WriteSettings,
+        speaker_limit: int = 50,
+    ) -> None:
+        self.redis = redis
+        self.embedder = embedder
+        self.store = store
+        self.llm = llm
+        self.settings = settings
+        self.speaker_limit = speaker_limit
+        self.clock: Callable[[], float] = time.time
+
+    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
+        if getattr(self.store, "remote", False):
+            return await asyncio.to_thread(fn, *args)
+        return fn(*args)
+
+    async def remember(self, record: dict[str, Any]) -> Outcome:
+        session = SessionTranscript.from_record(record)
+        outcome = Outcome(session.session_id)
+        checkpoint = Checkpoint(self.redis, session.session_id)
+        done = await checkpoint.get("done")
+        if done is not None:
+            return Outcome(**{**done, "replayed": True})
+        facts = await checkpoint.get("facts")
+        if facts is None:
+            facts = await mem0_stages.extract(self.llm, session.utterances, session.day)
+            outcome.llm_calls += 1
+            await checkpoint.put("facts", facts)
+        outcome.facts = len(facts)
+        speaker = await self._speaker(session)
+        hold = 2 * self.settings.timeout_s + 60
+        async with person_lock(self.redis, session.person, hold_s=hold, wait_s=hold):
+            plan = await self._plan(session, facts, checkpoint, outcome)
+            touched = await self._apply(session, speaker, plan, outcome)
+            await self._tag(session, touched, checkpoint, outcome)
+        await checkpoint.put("done", outcome.as_json())
+        log.info("write.done", person=session.person, **_summary(outcome))
+        return outcome
+
+    async def _speaker(self, session: SessionTranscript) -> str | None:
+        """The user's speaker name, registered in the person's store (API by-speaker sees it)."""
+        name = session.user_speaker
+        if name is None or name == ME:
+            return name
+        registered = await Speakers(self.redis).register(session.person, name, self.speaker_limit)
+        if registered is None:
+            log.warning("write.speaker_limit", person=session.person, speaker=name)
+            return None
+        return name
+
+    # ---- stage 2: merge against similar stored memories -------------------------------------
+
+    async def _plan(
+        self,
+        session: SessionTranscript,
+        facts: list[str],
+        checkpoint: Checkpoint,
+        outcome: Outcome,
+    ) -> list[PlannedOp]:
+        saved = await checkpoint.get("plan")
+        if saved is not None:
+            return [PlannedOp(**op) for op in saved]
+        if not facts:
+            await checkpoint.put("plan", [])
+            return []
+        vectors = await embed_async(self.embedder, facts)
+        limit = self.settings.merge_candidates
+        searches = [Search(v, limit) for v in vectors]
+        found = await search_async(self.store, session.person, searches, self.clock())
+        candidates: dict[str, Memory] = {}
+        for hits in found:
+            for hit in hits:
+                candidates.setdefault(hit.memory.key, hit.memory)
+        shown = list(candidates.values())
+        ops = await mem0_stages.merge(self.llm, [m.text for m in shown], facts)
+        outcome.llm_calls += 1
+        plan = [self._resolve(session, i, op, shown) for i, op in enumerate(ops)]
+        await checkpoint.put("plan", [dataclasses.asdict(op) for op in plan])
+        return plan
+
+    @staticmethod
+    def _resolve(
+        session: SessionTranscript, position: int, op: MergeOp, shown: list[Memory]
+    ) -> PlannedOp:
+        target = shown[op.target].key if op.target is not None else None
+        new_id = str(uuid.uuid5(_IDS, f"{session.session_id}\x00{position}"))
+        if op.event in ("UPDATE", "DELETE") and target is None:
+            # an id the model invented: an UPDATE still carries a fact worth keeping
+            event = "ADD" if op.event == "UPDATE" else "NONE"
+            return PlannedOp(event, op.text, None, new_id)
+        point = new_id if op.event == "ADD" or target is None else target
+        return PlannedOp(op.event, op.text, target, point)
+
+    # ---- apply ------------------------------------------------------------------------------
+
+    async def _apply(
+        self,
+        session: SessionTranscript,
+        speaker: str | None,
+        plan: list[PlannedOp],
+        outcome: Outcome,
+    ) -> list[MemoryId]:
+        touched: list[MemoryId] = []
+        now = round(self.clock(), 6)
+        for op in plan:
+            if op.event == "NONE":
+                outcome.unchanged += 1
+            elif op.event == "ADD":
+                if await self._add(session, speaker, op, now, outcome):
+                    touched.append(MemoryId(op.id))
+            elif op.event == "UPDATE":
+                if await self._update(session, speaker, op, now, outcome):
+                    touched.append(MemoryId(op.id))
+            elif op.event == "DELETE":
+                await self._delete(session, op, outcome)
+        return touched
+
+    async def _add(
+        self,
+        session: SessionTranscript,
+        speaker: str | None,
+        op: PlannedOp,
+        now: float,
+        outcome: Outcome,
+    ) -> bool:
+        if await self._io(self.store.get, session.person, [MemoryId(op.id)]):
+            outcome.added.append(op.id)  # applied by an earlier attempt of this job
+            return True
+        [vector] = await embed_async(self.embedder, [op.text])
+        search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
+        [hits] = await search_async(self.store, session.person, [search], self.clock())
+        if hits:
+            outcome.duplicates.append(op.text)  # its meaning is already stored
+            return False
+        memory = Memory(
+            text=op.text,
+            person=session.person,
+            speaker=speaker,
+            source=session.source,
+            created_at=now,
+            id=MemoryId(op.id),
+            entities=entities.entities_for(op.text, None),
+            tags_pending=True,
+        )
+        await self._io(self.store.upsert, [memory], [vector])
+        outcome.added.append(op.id)
+        return True
+
+    async def _update(
+        self,
+        session: SessionTranscript,
+        speaker: str | None,
+        op: PlannedOp,
+        now: float,
+        outcome: Outcome,
+    ) -> bool:
+        found = await self._io(self.store.get, session.person, [MemoryId(op.id)])
+        if not found:  # deleted since the plan was made: keep the fact as a new memory
+            added = PlannedOp("ADD", op.text, None, str(uuid.uuid5(_IDS, op.id + op.text)))
+            return await self._add(session, speaker, added, now, outcome)
+        old = found[0]
+        if old.text == op.text:
+            outcome.updated.append(op.id)  # applied by an earlier attempt
+            return True
+        if not await self._allowed(session, old, op, outcome):
+            return False
+        [vector] = await embed_async(self.embedder, [op.text])
+        new = replace(
+            old,
+            text=op.text,
+            speaker=speaker,
+            source=session.source,
+            updated_at=now,
+            history=(*old.history, (old.text, now)),
+            entities=entities.entities_for(op.text, old.subject),
+            tags_pending=True,
+        )
+        await self._io(self.store.upsert, [new], [vector])
+        outcome.updated.append(op.id)
+        return True
+
+    async def _delete(self, session: SessionTranscript, op: PlannedOp, outcome: Outcome) -> None:
+        found = await self._io(self.store.get, session.person, [MemoryId(op.id)])
+        if not found:
+            return
+        if await self._allowed(session, found[0], op, outcome):
+            await self._io(self.store.delete, session.person, [MemoryId(op.id)])
+            outcome.deleted.append(op.id)
+
+    async def _allowed(
+        self, session: SessionTranscript, old: Memory, op: PlannedOp, outcome: Outcome
+    ) -> bool:
+        """Source priority: a write may not overturn a memory from a higher-priority source."""
+        if old.source == session.source:
+            return True
+        priority = self.settings.source_priority
+        mine, theirs = priority.get(session.source, 0), priority.get(old.source, 0)
+        kept = theirs > mine
+        record = {
+            "at": self.clock(),
+            "session": session.session_id,
+            "op": op.event,
+            "memory_id": old.key,
+            "stored": old.text,
+            "stored_source": old.source,
+            "proposed": op.text,
+            "proposed_source": session.source,
+            "decision": "kept stored" if kept else "applied",
+        }
+        outcome.conflicts.append(record)
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.lpush(keys.conflicts(session.person), orjson.dumps(record))
+        pipe.ltrim(keys.conflicts(session.person), 0, CONFLICT_LOG_LIMIT - 1)
+        await pipe.execute()
+        log.info("write.conflict", person=session.person, **record)
+        return not kept
+
+    # ---- tagging and the payload patch ------------------------------------------------------
+
+    async def _tag(
+        self,
+        session: SessionTranscript,
+        touched: list[MemoryId],
+        checkpoint: Checkpoint,
+        outcome: Outcome,
+    ) -> None:
+        retag_key = keys.retag(session.person)
+        pending = [MemoryId(m.decode()) for m in await self.redis.smembers(retag_key)]
+        ids = list(dict.fromkeys([*touched, *pending]))
+        memories = await self._io(self.store.get, session.person, ids) if ids else []
+        if not memories:
+            return
+        texts = list(dict.fromkeys(m.text for m in memories))
+        saved = await checkpoint.get("tags")
+        if saved is None or set(saved) != set(texts):
+            tags = await tagging.tag(self.llm, texts, session.day)
+            outcome.llm_calls += 1
+            saved = {t: (None if v is None else dataclasses.asdict(v)) for t, v in tags.items()}
+            await checkpoint.put("tags", saved)
+        known = {name for text in texts for name in entities.names_in(text)}
+        for memory in memories:
+            raw = saved.get(memory.text)
+            if raw is None:
+                await self._io(
+                    self.store.set_payload,
+                    session.person,
+                    [memory.key],
+                    {schema.TAGS_PENDING: True},
+                )
+                await self.redis.sadd(retag_key, memory.key)
+                outcome.tags_pending += 1
+                log.warning("write.tags_pending", person=session.person, text=memory.text)
+                continue
+            patch = {
+                schema.CLS: raw["cls"],
+                schema.DECAY: raw["decay"],
+                schema.EXPIRES_AT: raw["expires_at"],
+                schema.SUBJECT: raw["subject"],
+                schema.ENTITIES: list(entities.entities_for(memory.text, raw["subject"], known)),
+                schema.TAGS_PENDING: False,
+            }
+            await self._io(self.store.set_payload, session.person, [memory.key], patch)
+            await self.redis.srem(retag_key, memory.key)
+            outcome.tagged += 1
+            if raw["cls"] == MemoryClass.SAFETY.value:
+                log.info(
+                    "write.safety", person=session.person, text=memory.text, subject=raw["subject"]
+                )
+
+
+def _summary(outcome: Outcome) -> dict[str, Any]:
+    return {
+        "session": outcome.session_id,
+        "facts": outcome.facts,
+        "added": len(outcome.added),
+        "updated": len(outcome.updated),
+        "deleted": len(outcome.deleted),
+        "duplicates": len(outcome.duplicates),
+        "conflicts": len(outcome.conflicts),
+        "tagged": outcome.tagged,
+        "tags_pending": outcome.tags_pending,
+        "llm_calls": outcome.llm_calls,
+    }
