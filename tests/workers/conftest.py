@@ -45,8 +45,13 @@ class WriteRig:
         return job_id
 
     async def run_worker(self) -> int:
-        worker = build_worker(self.redis_url, settings=self.settings, memory=self.memory,
-                              burst=True, handle_signals=False)
+        worker = build_worker(
+            self.redis_url,
+            settings=self.settings,
+            memory=self.memory,
+            burst=True,
+            handle_signals=False,
+        )
         try:
             await worker.main()
             return worker.jobs_complete
@@ -57,17 +62,45 @@ class WriteRig:
         return sorted(m.text for m in self.memory.store.scroll(person).memories)  # type: ignore[arg-type]
 
 
-def session(session_id: str, *said: str, person: str = "zhang", speaker: str = "老张",
-            source: str = "device", at: float = DAY_TS) -> dict[str, Any]:
+def session(
+    session_id: str,
+    *said: str,
+    person: str = "zhang",
+    speaker: str = "老张",
+    source: str = "device",
+    at: float = DAY_TS,
+) -> dict[str, Any]:
     transcript: list[dict[str, Any]] = []
     for i, text in enumerate(said):
-        transcript.append({"role": "user", "text": text, "at": at + i * 10, "speaker": speaker,
-                           "interrupted": False})
-        transcript.append({"role": "assistant", "text": "好的，我记住了。", "at": at + i * 10 + 3,
-                           "speaker": "me", "interrupted": False})
-    return {"session_id": session_id, "device_id": "aa:bb:cc:dd:ee:01", "client_id": "c",
-            "person": person, "started_at": at - 60, "ended_at": at + 60 * len(said),
-            "end_reason": "closed_by_device", "source": source, "transcript": transcript}
+        transcript.append(
+            {
+                "role": "user",
+                "text": text,
+                "at": at + i * 10,
+                "speaker": speaker,
+                "interrupted": False,
+            }
+        )
+        transcript.append(
+            {
+                "role": "assistant",
+                "text": "好的，我记住了。",
+                "at": at + i * 10 + 3,
+                "speaker": "me",
+                "interrupted": False,
+            }
+        )
+    return {
+        "session_id": session_id,
+        "device_id": "aa:bb:cc:dd:ee:01",
+        "client_id": "c",
+        "person": person,
+        "started_at": at - 60,
+        "ended_at": at + 60 * len(said),
+        "end_reason": "closed_by_device",
+        "source": source,
+        "transcript": transcript,
+    }
 
 
 @pytest.fixture
@@ -78,14 +111,18 @@ def qdrant_memory(embedder: UseEmbedder, tmp_path: Path) -> MemoryEngine:
 
 
 @pytest.fixture
-async def rig(tmp_path: Path, redis: Redis, redis_url: str,
-              qdrant_memory: MemoryEngine) -> AsyncIterator[WriteRig]:
+async def rig(
+    tmp_path: Path, redis: Redis, redis_url: str, qdrant_memory: MemoryEngine
+) -> AsyncIterator[WriteRig]:
     script = WriteScript(day=DAY)
     llm = ScriptedLLM()
     llm.responder = script
     await llm.start()
-    settings = make_settings(tmp_path, llm={"base_url": llm.base_url, "model": "scripted"},
-                             write={"retry_base_s": 0, "max_tries": 3})
+    settings = make_settings(
+        tmp_path,
+        llm={"base_url": llm.base_url, "model": "scripted"},
+        write={"retry_base_s": 0, "max_tries": 3},
+    )
     arq = await create_pool(redis_settings(redis_url))
     try:
         yield WriteRig(settings, qdrant_memory, script, llm, redis, redis_url, arq)
