@@ -14,7 +14,8 @@ from workers.jobs import REMEMBER_SESSION, remember_session
 from workers.writepath import WritePath
 
 QUEUE = "hearth:queue"
-JOB_TIMEOUT_S = 900  # extraction + merge + tagging on a slow local model
+JOB_TIMEOUT_S = 600  # extract + merge + tag on a slow local model; a killed worker's job is
+# picked up again once arq's in-progress lease (this + 10 s) runs out
 
 
 def build_write_llm(settings: HearthSettings, local_base_url: str | None) -> JsonLLM:

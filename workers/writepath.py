@@ -32,7 +32,7 @@ from providers.embedder import Embedder, embed_async
 from providers.llm import JsonLLM
 from server.api.registry import Speakers
 from server.memory import entities, schema
-from server.memory.locks import person_lock
+from server.memory.locks import holding_person
 from server.memory.schema import Memory, MemoryClass, MemoryId, PersonId
 from server.memory.store import MemoryStore, Search, search_async
 from workers import mem0_stages, tagging
@@ -188,8 +188,9 @@ class WritePath:
             await checkpoint.put("facts", facts)
         outcome.facts = len(facts)
         speaker = await self._speaker(session)
-        hold = 2 * self.settings.timeout_s + 60
-        async with person_lock(self.redis, session.person, hold_s=hold, wait_s=hold):
+        # another job for this person may be mid-merge with its LLM calls: wait that long
+        wait = 3 * self.settings.timeout_s
+        async with holding_person(self.redis, session.person, wait_s=wait):
             plan = await self._plan(session, facts, checkpoint, outcome)
             touched = await self._apply(session, speaker, plan, outcome)
             await self._tag(session, touched, checkpoint, outcome)
