@@ -207,6 +207,14 @@ class OpenAICompatibleLLM:
 StructuredStyle = Literal["json_schema", "json_object"]
 
 
+class StructuredLLM(Protocol):
+    """A completion constrained to a JSON schema; returns the reply text."""
+
+    async def complete_json(
+        self, messages: list[Message], schema: dict[str, Any], name: str
+    ) -> str: ...
+
+
 class JsonLLM:
     """One non-streaming completion constrained to a JSON schema (the write path's calls).
 

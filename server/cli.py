@@ -360,6 +360,17 @@ def bench_api(
     bench_main(clients, per_client)
 
 
+@bench_app.command("writepath")
+def bench_writepath(
+    sessions: Annotated[int, typer.Option(help="sessions through the instant-LLM worker")] = 200,
+    local: Annotated[bool, typer.Option(help="also the real local model (~10 min)")] = True,
+) -> None:
+    """Write-path throughput and LLM calls per session; local-model seconds and tag accuracy."""
+    from bench.writepath import main as bench_main
+
+    bench_main(sessions, local)
+
+
 def main() -> None:
     try:
         app()

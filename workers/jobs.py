@@ -9,6 +9,7 @@ the failure too.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
@@ -53,7 +54,8 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
         write_path: WritePath | None = ctx.get("write_path")
         if write_path is None:
             return {"session_id": record.get("session_id"), "archived": utterances}
-        outcome = await write_path.remember(record)
+        async with asyncio.timeout(float(ctx.get("budget_s", 870))):
+            outcome = await write_path.remember(record)
         return outcome.as_json()
     except (RecordError, KeyError, PermanentProviderError) as exc:
         await _give_up(redis, job_id, record, exc, "permanent", tries)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import orjson
 
 from providers.errors import TransientProviderError
-from providers.llm import JsonLLM
+from providers.llm import StructuredLLM
 
 Event = Literal["ADD", "UPDATE", "DELETE", "NONE"]
 EVENTS: tuple[Event, ...] = ("ADD", "UPDATE", "DELETE", "NONE")
@@ -80,6 +80,10 @@ def _mem0() -> tuple[Any, Any]:
     return prompts, utils
 
 
+def warm() -> None:
+    _mem0()
+
+
 def _parse(stage: str, reply: str) -> dict[str, Any]:
     """mem0's own tolerant parsing (code fences, chatty text), then a shape check."""
     _, utils = _mem0()
@@ -109,7 +113,7 @@ def extraction_messages(utterances: list[Utterance], day: dt.date) -> list[dict[
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-async def extract(llm: JsonLLM, utterances: list[Utterance], day: dt.date) -> list[str]:
+async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date) -> list[str]:
     """Stage 1: the facts the user's words carry, in the language spoken."""
     if not any(u.role == "user" for u in utterances):
         return []
@@ -139,7 +143,7 @@ def merge_prompt(candidates: list[str], facts: list[str]) -> str:
     return str(prompts.get_update_memory_messages(shown, facts, None))
 
 
-async def merge(llm: JsonLLM, candidates: list[str], facts: list[str]) -> list[MergeOp]:
+async def merge(llm: StructuredLLM, candidates: list[str], facts: list[str]) -> list[MergeOp]:
     """Stage 2: each fact against the similar stored memories → ADD/UPDATE/DELETE/NONE."""
     prompt = merge_prompt(candidates, facts)
     reply = await llm.complete_json([{"role": "user", "content": prompt}], MERGE_SCHEMA, "merge")

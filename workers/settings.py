@@ -8,13 +8,14 @@ from arq.connections import RedisSettings
 from arq.worker import Worker, func
 
 from config.settings import HearthSettings
-from providers.llm import JsonLLM
+from providers.llm import JsonLLM, StructuredLLM
 from server.memory.engine import MemoryEngine, build_memory
+from workers import mem0_stages
 from workers.jobs import REMEMBER_SESSION, remember_session
 from workers.writepath import WritePath
 
 QUEUE = "hearth:queue"
-JOB_TIMEOUT_S = 600  # extract + merge + tag on a slow local model; a killed worker's job is
+JOB_TIMEOUT_S = 900  # extract + merge + tag on a slow local model; a killed worker's job is
 # picked up again once arq's in-progress lease (this + 10 s) runs out
 
 
@@ -47,7 +48,7 @@ def build_worker(
     *,
     settings: HearthSettings | None = None,
     memory: MemoryEngine | None = None,
-    llm: JsonLLM | None = None,
+    llm: StructuredLLM | None = None,
     local_llm_url: str | None = None,
     burst: bool = False,
     handle_signals: bool = True,
@@ -59,9 +60,11 @@ def build_worker(
 
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["max_tries"] = max_tries
+        ctx["budget_s"] = JOB_TIMEOUT_S - 30  # our own deadline first: a timeout is retried
         if settings is None or not settings.memory.enabled:
             return
         ctx["retry_base_s"] = settings.write.retry_base_s
+        mem0_stages.warm()  # mem0's import takes seconds: not inside the first job
         engine = memory or build_memory(settings)
         ctx["owned_memory"] = engine if memory is None else None
         ctx["write_path"] = WritePath(
@@ -90,6 +93,7 @@ def build_worker(
         handle_signals=handle_signals,
         keep_result=3600,
         max_jobs=4,
+        poll_delay=0.1,  # arq picks up at most max_jobs per poll: 0.5 s capped us at 8 jobs/s
         on_startup=startup,
         on_shutdown=shutdown,
     )

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from providers.llm import JsonLLM
+from providers.llm import StructuredLLM
 from server.memory.schema import Decay, MemoryClass
 from workers.mem0_stages import GarbageReply
 
@@ -50,7 +50,8 @@ PROMPT = """你给一个家庭语音助手的记忆打标签。对下面每一�
 - expires_at：decay 为 time 时，把相对日期（明天、下周三、月底）按对话日期换算成 YYYY-MM-DD；否则为 null。
 - subject：这条记忆说的是谁：说话人自己写「我」，家人写关系词（老婆、女儿、妈妈……），别人写名字。
 
-对话日期：{day}（星期{weekday}）。
+对话日期：{day}（星期{weekday}）。换算日期时查这张日历：
+{calendar}
 只返回 JSON：{{"items": [...]}}，每条记忆一个对象。
 
 记忆：
@@ -65,9 +66,26 @@ class Tags:
     subject: str | None
 
 
+def calendar(day: dt.date, days: int = 14) -> str:
+    """Relative day names → dates, so a small model looks a date up instead of computing it
+    (「下周三」 is the Wednesday of the week after this one; weeks start on Monday)."""
+    named = {0: "今天", 1: "明天", 2: "后天"}
+    monday = day - dt.timedelta(days=day.weekday())
+    lines = []
+    for offset in range(days):
+        date = day + dt.timedelta(days=offset)
+        week = (date - monday).days // 7
+        names = [f"{('本', '下', '下下')[week]}周{WEEKDAYS[date.weekday()]}"]
+        if offset in named:
+            names.insert(0, named[offset])
+        lines.append(f"{date.isoformat()} = {'、'.join(names)}")
+    return "\n".join(lines)
+
+
 def tagging_messages(texts: list[str], day: dt.date) -> list[dict[str, str]]:
     listed = "\n".join(f"- {text}" for text in texts)
-    content = PROMPT.format(day=day.isoformat(), weekday=WEEKDAYS[day.weekday()], memories=listed)
+    content = PROMPT.format(day=day.isoformat(), weekday=WEEKDAYS[day.weekday()],
+                            calendar=calendar(day), memories=listed)  # fmt: skip
     return [{"role": "user", "content": content}]
 
 
@@ -103,7 +121,7 @@ def _tags(item: dict[str, Any], day: dt.date) -> Tags | None:
     return Tags(cls, Decay.TIME, end_of_day, subject)
 
 
-async def tag(llm: JsonLLM, texts: list[str], day: dt.date) -> dict[str, Tags | None]:
+async def tag(llm: StructuredLLM, texts: list[str], day: dt.date) -> dict[str, Tags | None]:
     """Tags for each text (None: no usable answer for it → defaults and a retry flag)."""
     if not texts:
         return {}

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, TypeVar
@@ -28,8 +29,8 @@ from redis.asyncio import Redis
 
 from config import keys
 from config.settings import WriteSettings
-from providers.embedder import Embedder, embed_async
-from providers.llm import JsonLLM
+from providers.embedder import Embedder, Vector, embed_async
+from providers.llm import StructuredLLM
 from server.api.registry import Speakers
 from server.memory import entities, schema
 from server.memory.locks import holding_person
@@ -43,6 +44,7 @@ T = TypeVar("T")
 _IDS = uuid.UUID("1b7f4a52-3c8e-4e0b-a6f1-5d2c9e7b8a30")
 ME = "me"
 CONFLICT_LOG_LIMIT = 500
+VECTOR_CACHE = 1024
 
 
 class RecordError(ValueError):
@@ -157,7 +159,7 @@ class WritePath:
         redis: Redis,
         embedder: Embedder,
         store: MemoryStore,
-        llm: JsonLLM,
+        llm: StructuredLLM,
         settings: WriteSettings,
         speaker_limit: int = 50,
     ) -> None:
@@ -168,11 +170,24 @@ class WritePath:
         self.settings = settings
         self.speaker_limit = speaker_limit
         self.clock: Callable[[], float] = time.time
+        self._vectors: OrderedDict[str, Vector] = OrderedDict()
 
     async def _io(self, fn: Callable[..., T], *args: Any) -> T:
         if getattr(self.store, "remote", False):
             return await asyncio.to_thread(fn, *args)
         return fn(*args)
+
+    async def _embed(self, texts: list[str]) -> list[Vector]:
+        """Embed once per text: a fact's vector serves its search and its ADD (bounded cache)."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for text, vector in zip(
+                missing, await embed_async(self.embedder, missing), strict=True
+            ):
+                self._vectors[text] = vector
+            while len(self._vectors) > VECTOR_CACHE:
+                self._vectors.popitem(last=False)
+        return [self._vectors[t] for t in texts]
 
     async def remember(self, record: dict[str, Any]) -> Outcome:
         session = SessionTranscript.from_record(record)
@@ -189,7 +204,7 @@ class WritePath:
         outcome.facts = len(facts)
         speaker = await self._speaker(session)
         # another job for this person may be mid-merge with its LLM calls: wait that long
-        wait = 3 * self.settings.timeout_s
+        wait = 2 * self.settings.timeout_s
         async with holding_person(self.redis, session.person, wait_s=wait):
             plan = await self._plan(session, facts, checkpoint, outcome)
             touched = await self._apply(session, speaker, plan, outcome)
@@ -224,7 +239,7 @@ class WritePath:
         if not facts:
             await checkpoint.put("plan", [])
             return []
-        vectors = await embed_async(self.embedder, facts)
+        vectors = await self._embed(facts)
         limit = self.settings.merge_candidates
         searches = [Search(v, limit) for v in vectors]
         found = await search_async(self.store, session.person, searches, self.clock())
@@ -287,7 +302,7 @@ class WritePath:
         if await self._io(self.store.get, session.person, [MemoryId(op.id)]):
             outcome.added.append(op.id)  # applied by an earlier attempt of this job
             return True
-        [vector] = await embed_async(self.embedder, [op.text])
+        [vector] = await self._embed([op.text])
         search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
         [hits] = await search_async(self.store, session.person, [search], self.clock())
         if hits:
@@ -325,7 +340,7 @@ class WritePath:
             return True
         if not await self._allowed(session, old, op, outcome):
             return False
-        [vector] = await embed_async(self.embedder, [op.text])
+        [vector] = await self._embed([op.text])
         new = replace(
             old,
             text=op.text,

@@ -18,6 +18,7 @@ from redis.exceptions import LockError
 
 from config import keys
 
+
 class PersonBusyError(TimeoutError):
     """Another writer held the person for longer than we were willing to wait (transient)."""
 
@@ -40,7 +41,7 @@ async def holding_person(
     """Hold the lock for as long as the block runs (minutes, with LLM calls), renewing the
     lease every third of it; if this process dies the lease runs out within ``lease_s``."""
     lock = redis.lock(keys.person_lock(person), timeout=lease_s, blocking_timeout=wait_s,
-                      sleep=0.05)  # fmt: skip
+                      sleep=0.02)  # fmt: skip
     if not await lock.acquire():
         raise PersonBusyError(f"person {person!r} stayed locked for {wait_s:.0f} s")
 
