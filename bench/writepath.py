@@ -15,7 +15,6 @@ import datetime as dt
 import re
 import tempfile
 import time
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,7 @@ from config.settings import HearthSettings, load_settings
 from providers.llm import JsonLLM, Message
 from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
 from server.memory.engine import build_memory
+from server.memory.schema import PersonId
 from workers import tagging
 from workers.jobs import REMEMBER_SESSION
 from workers.settings import QUEUE, build_worker, redis_settings
@@ -173,8 +173,7 @@ SESSIONS = [
 ]
 
 
-async def local(settings: HearthSettings, folder: Path) -> dict[str, Any]:
-    model = settings.resolve(settings.local_llm.model_file).resolve()
+async def local(settings: HearthSettings, folder: Path, model: Path) -> dict[str, Any]:
     server = LocalLLMServer(
         settings.local_llm.model_copy(update={"port": free_port()}), model, folder
     )
@@ -202,14 +201,11 @@ async def local(settings: HearthSettings, folder: Path) -> dict[str, Any]:
             outcome = await write_path.remember(record(f"l{n}", "family", said, at))
             seconds.append(time.perf_counter() - began)
             stored.append((outcome.facts, len(outcome.added), outcome.llm_calls))
-        labels = [
-            orjson.loads(line)
-            for line in resources.files("bench")
-            .joinpath("data/tagging_labels.jsonl")
-            .read_text()
-            .splitlines()
-            if line.strip()
-        ]
+            console.print(f"session {n + 1}: {seconds[-1]:.1f} s, {outcome.facts} facts")
+        for m in memory.store.scroll(PersonId("family")).memories:
+            console.print(f"  stored: {m.text} | {m.cls.value} {m.decay.value} {m.subject}")
+        labels_file = Path(__file__).with_name("data") / "tagging_labels.jsonl"
+        labels = [orjson.loads(line) for line in labels_file.read_text().splitlines() if line]
         hits = {"cls": 0, "decay": 0, "expires_at": 0, "subject": 0, "all": 0, "aligned": 0}
         for start in range(0, len(labels), 4):  # a job touches a few memories at a time
             batch = labels[start : start + 4]
@@ -245,36 +241,43 @@ def main(sessions: int, with_local: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="hearth-bench-write-") as tmp:
         folder = Path(tmp)
         settings = load_settings(data_dir=folder)
-        result = asyncio.run(instant(settings, sessions))
-        table = Table("figure", "value", title="write path, instant LLM (1 worker, max_jobs 4)")
-        table.add_row("sessions (3 facts each, 10 persons)", str(result["sessions"]))
-        table.add_row("jobs per second per worker", f"{result['sessions'] / result['wall']:.1f}")
-        table.add_row(
-            "one job alone p50 / p99 (ms, LLM excluded)",
-            f"{result['alone50']:.1f} / {result['alone99']:.1f}",
-        )
-        table.add_row(
-            "job under load (4 at once) p50 / p99 (ms)",
-            f"{result['p50']:.1f} / {result['p99']:.1f}",
-        )
-        for facts, calls in result["calls"].items():
-            table.add_row(f"LLM calls for a session with {facts} facts", str(calls))
-        console.print(table)
+        if sessions:
+            _print_instant(asyncio.run(instant(settings, sessions)))
         if not with_local:
             return
-        found = asyncio.run(local(settings, folder))
-        table = Table(
-            "figure", "value", title="write path, local Qwen2.5-1.5B (llama.cpp, 2 threads)"
+        home = load_settings()  # the installed model lives under the real data_dir
+        model = home.resolve(home.local_llm.model_file).resolve()
+        _print_local(asyncio.run(local(settings, folder, model)))
+
+
+def _print_instant(result: dict[str, Any]) -> None:
+    table = Table("figure", "value", title="write path, instant LLM (1 worker, max_jobs 4)")
+    table.add_row("sessions (3 facts each, 10 persons)", str(result["sessions"]))
+    table.add_row("jobs per second per worker", f"{result['sessions'] / result['wall']:.1f}")
+    table.add_row(
+        "one job alone p50 / p99 (ms, LLM excluded)",
+        f"{result['alone50']:.1f} / {result['alone99']:.1f}",
+    )
+    table.add_row(
+        "job under load (4 at once) p50 / p99 (ms)",
+        f"{result['p50']:.1f} / {result['p99']:.1f}",
+    )
+    for facts, calls in result["calls"].items():
+        table.add_row(f"LLM calls for a session with {facts} facts", str(calls))
+    console.print(table)
+
+
+def _print_local(found: dict[str, Any]) -> None:
+    table = Table("figure", "value", title="write path, local Qwen2.5-1.5B (llama.cpp, 2 threads)")
+    for n, (secs, (facts, added, calls)) in enumerate(
+        zip(found["seconds"], found["stored"], strict=True)
+    ):
+        table.add_row(
+            f"6-turn session {n + 1}: seconds",
+            f"{secs:.1f} ({facts} facts, {added} added, {calls} LLM calls)",
         )
-        for n, (secs, (facts, added, calls)) in enumerate(
-            zip(found["seconds"], found["stored"], strict=True)
-        ):
-            table.add_row(
-                f"6-turn session {n + 1}: seconds",
-                f"{secs:.1f} ({facts} facts, {added} added, {calls} LLM calls)",
-            )
-        table.add_row("seconds per session (mean)", f"{sum(found['seconds']) / 3:.1f}")
-        total = found["labels"]
-        for key in ("aligned", "cls", "decay", "expires_at", "subject", "all"):
-            table.add_row(f"tagging {key}", f"{found['hits'][key]}/{total}")
-        console.print(table)
+    table.add_row("seconds per session (mean)", f"{sum(found['seconds']) / 3:.1f}")
+    total = found["labels"]
+    for key in ("aligned", "cls", "decay", "expires_at", "subject", "all"):
+        table.add_row(f"tagging {key}", f"{found['hits'][key]}/{total}")
+    console.print(table)

@@ -178,16 +178,17 @@ class WritePath:
         return fn(*args)
 
     async def _embed(self, texts: list[str]) -> list[Vector]:
-        """Embed once per text: a fact's vector serves its search and its ADD (bounded cache)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        """Embed once per text: a fact's vector serves its search and its ADD (bounded cache,
+        shared by concurrent jobs — so read what is needed before awaiting)."""
+        known = {t: self._vectors[t] for t in texts if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
         if missing:
-            for text, vector in zip(
-                missing, await embed_async(self.embedder, missing), strict=True
-            ):
-                self._vectors[text] = vector
+            fresh = await embed_async(self.embedder, missing)
+            known.update(zip(missing, fresh, strict=True))
+            self._vectors.update(zip(missing, fresh, strict=True))
             while len(self._vectors) > VECTOR_CACHE:
                 self._vectors.popitem(last=False)
-        return [self._vectors[t] for t in texts]
+        return [known[t] for t in texts]
 
     async def remember(self, record: dict[str, Any]) -> Outcome:
         session = SessionTranscript.from_record(record)

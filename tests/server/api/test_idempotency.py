@@ -162,3 +162,24 @@ async def test_dead_redis_is_a_clear_503(tmp_path: Path, embedder: UseEmbedder) 
             assert response.status_code == 503
             assert response.json()["error"]["type"] == "api_error"
     await dead.aclose()
+
+
+async def test_one_key_is_shared_by_two_server_processes(
+    tmp_path: Path, redis: Redis, embedder: UseEmbedder
+) -> None:
+    """Two API servers (own stores, one Redis): the same key sent to both stores once."""
+    key, _ = await ApiKeys(redis).create("ws", ["*"])
+    body = {"user_id": "default", "content": "我老婆对海鲜过敏"}
+    headers = {"X-API-Key": key, "Idempotency-Key": "shared:1"}
+    async for url_a, store_a in serve_api(tmp_path / "a", redis, embedder):
+        async for url_b, store_b in serve_api(tmp_path / "b", redis, embedder):
+            async with httpx.AsyncClient() as c:
+                answers = await asyncio.gather(
+                    *[c.post(f"{url}/api/v1/memory/store", json=body, headers=headers)
+                      for url in (url_a, url_b) * 4]
+                )  # fmt: skip
+            assert store_a.count("default") + store_b.count("default") == 1
+            firsts = [a for a in answers if a.status_code == 200
+                      and "Idempotent-Replayed" not in a.headers]  # fmt: skip
+            assert len(firsts) == 1
+            assert all(a.status_code in (200, 409) for a in answers)
