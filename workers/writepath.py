@@ -35,7 +35,7 @@ from server.api.registry import Speakers
 from server.memory import entities, schema
 from server.memory.locks import holding_person
 from server.memory.schema import Memory, MemoryClass, MemoryId, PersonId
-from server.memory.store import MemoryStore, Search, search_async
+from server.memory.store import Hit, MemoryStore, Search, search_async
 from workers import mem0_stages, tagging
 from workers.mem0_stages import MergeOp, Utterance
 
@@ -45,6 +45,7 @@ _IDS = uuid.UUID("1b7f4a52-3c8e-4e0b-a6f1-5d2c9e7b8a30")
 ME = "me"
 CONFLICT_LOG_LIMIT = 500
 VECTOR_CACHE = 1024
+COVER_SIMILARITY = 0.6  # a NONE/UPDATE/DELETE on a memory this close accounts for a fact
 
 
 class RecordError(ValueError):
@@ -117,6 +118,7 @@ class Outcome:
     deleted: list[str] = field(default_factory=list)
     unchanged: int = 0
     duplicates: list[str] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)  # facts the merge reply left out
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     tagged: int = 0
     tags_pending: int = 0
@@ -252,6 +254,12 @@ class WritePath:
         ops = await mem0_stages.merge(self.llm, [m.text for m in shown], facts)
         outcome.llm_calls += 1
         plan = [self._resolve(session, i, op, shown) for i, op in enumerate(ops)]
+        for fact in _uncovered(facts, found, plan):
+            # the merge reply said nothing about this fact (small models drop items): keep it;
+            # the duplicate check at apply time still drops it if its meaning is stored
+            point = str(uuid.uuid5(_IDS, f"{session.session_id}\x00recovered\x00{fact}"))
+            plan.append(PlannedOp("ADD", fact, None, point))
+            outcome.recovered.append(fact)
         await checkpoint.put("plan", [dataclasses.asdict(op) for op in plan])
         return plan
 
@@ -445,6 +453,21 @@ class WritePath:
                 )
 
 
+def _uncovered(facts: list[str], found: list[list[Hit]], plan: list[PlannedOp]) -> list[str]:
+    """Facts no merge operation accounts for: none carries the fact's text, and none acts on a
+    stored memory close to it (similarity ≥ COVER_SIMILARITY)."""
+    texts = {tagging.align_key(op.text) for op in plan}
+    acted_on = {op.target for op in plan if op.target is not None}
+    missing = []
+    for fact, hits in zip(facts, found, strict=True):
+        if tagging.align_key(fact) in texts:
+            continue
+        if any(h.memory.key in acted_on and h.score >= COVER_SIMILARITY for h in hits):
+            continue
+        missing.append(fact)
+    return missing
+
+
 def _summary(outcome: Outcome) -> dict[str, Any]:
     return {
         "session": outcome.session_id,
@@ -453,6 +476,7 @@ def _summary(outcome: Outcome) -> dict[str, Any]:
         "updated": len(outcome.updated),
         "deleted": len(outcome.deleted),
         "duplicates": len(outcome.duplicates),
+        "recovered": len(outcome.recovered),
         "conflicts": len(outcome.conflicts),
         "tagged": outcome.tagged,
         "tags_pending": outcome.tags_pending,

@@ -28,6 +28,7 @@ class WriteScript:
     mangle_tag_texts: set[str] = field(default_factory=set)  # echoed wrongly on purpose
     fail_next: list[Reply] = field(default_factory=list)  # replies served before the script
     hang_tagging: asyncio.Event | None = None
+    merge_drops: set[str] = field(default_factory=set)  # facts the merge reply leaves out
     calls: list[str] = field(default_factory=list)  # "extract" / "merge" / "tag" / "chat"
     merge_prompts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -81,6 +82,8 @@ class WriteScript:
         shown = {m["text"]: m["id"] for m in _stored(text)}
         ops = []
         for fact in _facts(text):
+            if fact in self.merge_drops:
+                continue
             replaced = self.updates.get(fact)
             if replaced is not None and replaced in shown:
                 ops.append(

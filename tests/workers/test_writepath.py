@@ -74,6 +74,7 @@ async def test_changed_class_time_updates_in_place(rig: WriteRig) -> None:
     }
     rig.script.updates = {"女儿的钢琴课改到每周日下午了": "女儿每周六上午上钢琴课"}
     await rig.enqueue(session("s-1", "女儿每周六上午上钢琴课"))
+    await rig.run_worker()  # sessions a week apart: the first is stored before the second
     await rig.enqueue(session("s-2", "女儿的钢琴课改到每周日下午了"))
     await rig.run_worker()
     assert rig.texts() == ["女儿的钢琴课改到每周日下午了"]
@@ -142,6 +143,19 @@ async def test_llm_calls_per_session_do_not_grow_with_facts(rig: WriteRig) -> No
     await rig.run_worker()
     assert rig.script.calls == ["extract", "merge", "tag"]
     assert len(rig.texts()) == 10
+
+
+async def test_facts_a_merge_reply_leaves_out_are_kept(rig: WriteRig) -> None:
+    """Small models drop items from the merge reply; a dropped fact is not lost, and one whose
+    meaning is stored is still not duplicated."""
+    stored = Memory(text="女儿叫小橙子", person=ZHANG, source="device")
+    rig.memory.store.upsert([stored], rig.memory.embedder.embed([stored.text]))
+    rig.script.facts = {"一堆": ["我老婆对海鲜过敏，尤其是虾", "女儿叫小橙子", "我喜欢喝绿茶"]}
+    rig.script.merge_drops = {"我老婆对海鲜过敏，尤其是虾", "女儿叫小橙子"}
+    await rig.enqueue(session("s-drop", "跟你说一堆事"))
+    await rig.run_worker()
+    assert rig.texts() == sorted(["女儿叫小橙子", "我老婆对海鲜过敏，尤其是虾", "我喜欢喝绿茶"])
+    assert rig.script.calls == ["extract", "merge", "tag"]
 
 
 async def test_a_rerun_stores_nothing_twice_and_calls_no_llm(rig: WriteRig) -> None:
