@@ -54,7 +54,7 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
         write_path: WritePath | None = ctx.get("write_path")
         if write_path is None:
             return {"session_id": record.get("session_id"), "archived": utterances}
-        async with asyncio.timeout(float(ctx.get("budget_s", 870))):
+        async with asyncio.timeout(float(ctx.get("budget_s", 1770))):
             outcome = await write_path.remember(record)
         return outcome.as_json()
     except (RecordError, KeyError, PermanentProviderError) as exc:

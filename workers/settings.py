@@ -15,7 +15,7 @@ from workers.jobs import REMEMBER_SESSION, remember_session
 from workers.writepath import WritePath
 
 QUEUE = "hearth:queue"
-JOB_TIMEOUT_S = 900  # extract + merge + tag on a slow local model; a killed worker's job is
+JOB_TIMEOUT_S = 1800  # extract + merge + tag on a slow local model; a killed worker's job is
 # picked up again once arq's in-progress lease (this + 10 s) runs out
 
 
