@@ -10,7 +10,7 @@ from typing import Any, Literal, Protocol
 import openai
 import orjson
 
-from providers.errors import PermanentProviderError, TransientProviderError
+from providers.errors import PermanentProviderError, ProviderError, TransientProviderError
 
 Message = dict[str, Any]
 ToolSpec = dict[str, Any]
@@ -106,6 +106,26 @@ class _PartialCall:
     arguments: list[str] = field(default_factory=list)
 
 
+def _client(base_url: str, api_key: str, timeout_s: float) -> openai.AsyncOpenAI:
+    """Retries are ours to decide (the turn apologises, the worker backs off), never the SDK's."""
+    return openai.AsyncOpenAI(
+        base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0
+    )
+
+
+def _provider_error(name: str, exc: Exception, *, garbage_transient: bool) -> ProviderError:
+    """One classification of SDK failures: unreachable, 5xx and 429 may pass; other HTTP errors
+    (auth, unknown model) will not; an unusable body is as transient as the caller decides."""
+    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
+        return TransientProviderError(name, f"unreachable: {exc}")
+    if isinstance(exc, openai.APIStatusError):
+        transient = exc.status_code >= 500 or exc.status_code == 429
+        kind = TransientProviderError if transient else PermanentProviderError
+        return kind(name, f"HTTP {exc.status_code}: {exc.message[:200]}")
+    kind = TransientProviderError if garbage_transient else PermanentProviderError
+    return kind(name, f"unusable response: {exc}")
+
+
 class OpenAICompatibleLLM:
     """``chat.completions`` with ``stream=True``; tool-call deltas are reassembled by index."""
 
@@ -121,9 +141,7 @@ class OpenAICompatibleLLM:
         temperature: float,
         max_tokens: int,
     ) -> None:
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0
-        )
+        self._client = _client(base_url, api_key, timeout_s)
         self.model = model
         self._temperature = temperature
         self._max_tokens = max_tokens
@@ -175,14 +193,10 @@ class OpenAICompatibleLLM:
                         slot.name += call.function.name
                     if call.function and call.function.arguments:
                         slot.arguments.append(call.function.arguments)
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise TransientProviderError(self.name, f"unreachable: {exc}") from exc
-        except openai.APIStatusError as exc:
-            kind = TransientProviderError if exc.status_code >= 500 else PermanentProviderError
-            raise kind(self.name, f"HTTP {exc.status_code}: {exc.message[:200]}") from exc
         except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
-            # A body that is not a chat completion stream ("garbage") lands here.
-            raise PermanentProviderError(self.name, f"unusable response: {exc}") from exc
+            # a body that is not a chat completion stream ("garbage") is not worth retrying
+            # while a person waits: the device hears an apology
+            raise _provider_error(self.name, exc, garbage_transient=False) from exc
         if chunks == 0:
             raise PermanentProviderError(self.name, "response held no completion chunks")
         text_calls: list[ToolCall] = []
@@ -235,9 +249,7 @@ class JsonLLM:
         max_tokens: int,
         style: StructuredStyle,
     ) -> None:
-        self._client = openai.AsyncOpenAI(
-            base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0
-        )
+        self._client = _client(base_url, api_key, timeout_s)
         self.model = model
         self.style = style
         self._max_tokens = max_tokens
@@ -259,14 +271,8 @@ class JsonLLM:
                 "response_format": self._format(schema, name),
             }
             response = await self._client.chat.completions.create(**kwargs)
-        except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-            raise TransientProviderError(self.name, f"unreachable: {exc}") from exc
-        except openai.APIStatusError as exc:
-            transient = exc.status_code >= 500 or exc.status_code == 429
-            kind = TransientProviderError if transient else PermanentProviderError
-            raise kind(self.name, f"HTTP {exc.status_code}: {exc.message[:200]}") from exc
         except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
-            raise TransientProviderError(self.name, f"unusable response: {exc}") from exc
+            raise _provider_error(self.name, exc, garbage_transient=True) from exc
         if not response.choices:
             raise TransientProviderError(self.name, "response held no choices")
         return response.choices[0].message.content or ""
