@@ -74,6 +74,7 @@ class LocalLLMSettings(_Section):
     threads: int = Field(ge=1)
     context: int = Field(ge=512)
     startup_timeout_s: float = Field(gt=0)
+    write_threads: int = Field(ge=0, le=32)
 
 
 class TTSSettings(_Section):

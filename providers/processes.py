@@ -38,17 +38,22 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class ChildProcess:
-    def __init__(self, name: str, argv: list[str], log_file: Path) -> None:
+    def __init__(self, name: str, argv: list[str], log_file: Path, nice: int = 0) -> None:
         self.name = name
         self.argv = argv
         self.log_file = log_file
+        self.nice = nice
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         self.log_file.parent.mkdir(parents=True, exist_ok=True)
         with self.log_file.open("ab") as out:
             self.proc = subprocess.Popen(
-                self.argv, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+                self.argv,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=(lambda: os.nice(self.nice)) if self.nice else None,
             )
         log.info("child.started", name=self.name, pid=self.proc.pid, log=str(self.log_file))
 
@@ -116,7 +121,14 @@ class EmbeddedRedis:
 class LocalLLMServer:
     """llama-cpp-python's OpenAI-compatible server on loopback, started and stopped by us."""
 
-    def __init__(self, settings: LocalLLMSettings, model_path: Path, data_dir: Path) -> None:
+    def __init__(
+        self,
+        settings: LocalLLMSettings,
+        model_path: Path,
+        data_dir: Path,
+        name: str = "llama",
+        nice: int = 0,
+    ) -> None:
         if not model_path.is_file():
             raise PermanentProviderError(
                 "local-llm", f"model missing at {model_path}; run `hearth models install`"
@@ -128,7 +140,7 @@ class LocalLLMServer:
             "--n_threads", str(settings.threads), "--n_ctx", str(settings.context),
             "--model_alias", "local",
         ]  # fmt: skip
-        self.child = ChildProcess("llama", argv, data_dir / "logs" / "llama.log")
+        self.child = ChildProcess(name, argv, data_dir / "logs" / f"{name}.log", nice)
 
     @property
     def base_url(self) -> str:

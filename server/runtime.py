@@ -73,6 +73,7 @@ def build_llm(settings: HearthSettings, base_url: str) -> ChatLLM:
 class Engines:
     redis_url: str
     llm_base_url: str
+    write_llm_url: str | None = None  # hearth up: the write path's own local server
     children: list[EmbeddedRedis | LocalLLMServer] = field(default_factory=list)
 
     def stop(self) -> None:
@@ -95,11 +96,19 @@ async def start_engines(settings: HearthSettings, mode: Mode) -> Engines:
             if mode == "serve":
                 raise SettingsError("llm.base_url", "required for `hearth serve`")
             model = settings.resolve(settings.local_llm.model_file)
-            llm = LocalLLMServer(settings.local_llm, model, settings.data_dir)
-            log.info("local_llm.starting", model=str(model))
-            await llm.start()
-            engines.children.append(llm)
-            engines.llm_base_url = llm.base_url
+            servers = [LocalLLMServer(settings.local_llm, model, settings.data_dir)]
+            local = settings.local_llm
+            if mode == "up" and local.write_threads and settings.write.base_url is None:
+                update = {"port": local.port + 1, "threads": local.write_threads}
+                write = local.model_copy(update=update)
+                servers.append(
+                    LocalLLMServer(write, model, settings.data_dir, name="llama-write", nice=10)
+                )
+            log.info("local_llm.starting", model=str(model), servers=len(servers))
+            engines.children.extend(servers)
+            await asyncio.gather(*(server.start() for server in servers))
+            engines.llm_base_url = servers[0].base_url
+            engines.write_llm_url = servers[-1].base_url
     except BaseException:
         engines.stop()
         raise
@@ -181,8 +190,8 @@ async def _serve(
     try:
         async with device_stack(settings, llm, arq, memory=memory) as (devices, hook):
             for child in engines.children:
-                if isinstance(child, LocalLLMServer):
-                    turn = devices.services.turn
+                if isinstance(child, LocalLLMServer) and child.base_url == engines.llm_base_url:
+                    turn = devices.services.turn  # the conversation server, not the write one
                     await child.warm(turn.system_prompt, turn.tools.functions())
             ws = await devices.start(settings.server.host, settings.server.ws_port)
             http_services = HttpServices(
@@ -212,7 +221,7 @@ async def _serve(
                     engines.redis_url,
                     settings=settings,
                     memory=memory,
-                    local_llm_url=engines.llm_base_url,
+                    local_llm_url=engines.write_llm_url or engines.llm_base_url,
                     handle_signals=False,
                 )
                 tasks.append(asyncio.create_task(worker.async_run()))
