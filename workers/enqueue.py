@@ -16,6 +16,7 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
+from server.api.names import ME
 from server.persons import PersonMap
 from server.session import SessionRecord
 from workers.jobs import REMEMBER_SESSION
@@ -26,7 +27,6 @@ SPOOL_RETRY_S = 5.0
 
 
 SOURCE = "device"
-ME = "me"
 
 
 def record_payload(record: SessionRecord, speaker: str | None = None) -> dict[str, Any]:

@@ -84,7 +84,7 @@ def warm() -> None:
     _mem0()
 
 
-def _parse(stage: str, reply: str) -> dict[str, Any]:
+def parse_reply(stage: str, reply: str) -> dict[str, Any]:
     """mem0's own tolerant parsing (code fences, chatty text), then a shape check."""
     _, utils = _mem0()
     for candidate in (utils.remove_code_blocks(reply), utils.extract_json(reply)):
@@ -118,7 +118,7 @@ async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date)
     if not any(u.role == "user" for u in utterances):
         return []
     reply = await llm.complete_json(extraction_messages(utterances, day), FACTS_SCHEMA, "facts")
-    parsed = _parse("extract", reply)
+    parsed = parse_reply("extract", reply)
     if not isinstance(parsed.get("facts"), list):
         raise GarbageReply("extract", reply)
     _, utils = _mem0()
@@ -147,7 +147,7 @@ async def merge(llm: StructuredLLM, candidates: list[str], facts: list[str]) -> 
     """Stage 2: each fact against the similar stored memories → ADD/UPDATE/DELETE/NONE."""
     prompt = merge_prompt(candidates, facts)
     reply = await llm.complete_json([{"role": "user", "content": prompt}], MERGE_SCHEMA, "merge")
-    parsed = _parse("merge", reply)
+    parsed = parse_reply("merge", reply)
     items = parsed.get("memory")
     if not isinstance(items, list):
         raise GarbageReply("merge", reply)

@@ -14,11 +14,9 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
 from providers.llm import StructuredLLM
 from server.memory.schema import Decay, MemoryClass
-from workers.mem0_stages import GarbageReply
+from workers.mem0_stages import GarbageReply, parse_reply
 
 CLASSES = [c.value for c in MemoryClass]
 WEEKDAYS = "一二三四五六日"
@@ -130,16 +128,8 @@ async def tag(llm: StructuredLLM, texts: list[str], day: dt.date) -> dict[str, T
 
 
 def align(texts: list[str], reply: str, day: dt.date) -> dict[str, Tags | None]:
-    try:
-        parsed = orjson.loads(reply)
-    except orjson.JSONDecodeError as exc:
-        from workers.mem0_stages import _parse
-
-        try:
-            parsed = _parse("tag", reply)
-        except GarbageReply:
-            raise GarbageReply("tag", reply) from exc
-    items = parsed.get("items") if isinstance(parsed, dict) else None
+    parsed = parse_reply("tag", reply)
+    items = parsed.get("items")
     if not isinstance(items, list):
         raise GarbageReply("tag", reply)
     by_key = {align_key(text): text for text in texts}

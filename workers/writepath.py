@@ -12,7 +12,6 @@ idempotent, so arq's at-least-once delivery (a worker killed mid-job) stores not
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import datetime as dt
 import time
@@ -20,7 +19,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import orjson
 import structlog
@@ -31,18 +30,17 @@ from config import keys
 from config.settings import WriteSettings
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
+from server.api.names import ME
 from server.api.registry import Speakers
 from server.memory import entities, schema
 from server.memory.locks import holding_person
 from server.memory.schema import Memory, MemoryClass, MemoryId, PersonId
-from server.memory.store import Hit, MemoryStore, Search, search_async
+from server.memory.store import Hit, MemoryStore, Search, search_async, store_call
 from workers import mem0_stages, tagging
 from workers.mem0_stages import MergeOp, Utterance
 
 log = structlog.get_logger(__name__)
-T = TypeVar("T")
 _IDS = uuid.UUID("1b7f4a52-3c8e-4e0b-a6f1-5d2c9e7b8a30")
-ME = "me"
 CONFLICT_LOG_LIMIT = 500
 VECTOR_CACHE = 1024
 COVER_SIMILARITY = 0.6  # a NONE/UPDATE/DELETE on a memory this close accounts for a fact
@@ -174,11 +172,6 @@ class WritePath:
         self.clock: Callable[[], float] = time.time
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
 
-    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
-        if getattr(self.store, "remote", False):
-            return await asyncio.to_thread(fn, *args)
-        return fn(*args)
-
     async def _embed(self, texts: list[str]) -> list[Vector]:
         """Embed once per text: a fact's vector serves its search and its ADD (bounded cache,
         shared by concurrent jobs — so read what is needed before awaiting)."""
@@ -308,7 +301,7 @@ class WritePath:
         now: float,
         outcome: Outcome,
     ) -> bool:
-        if await self._io(self.store.get, session.person, [MemoryId(op.id)]):
+        if await store_call(self.store, self.store.get, session.person, [MemoryId(op.id)]):
             outcome.added.append(op.id)  # applied by an earlier attempt of this job
             return True
         [vector] = await self._embed([op.text])
@@ -327,7 +320,7 @@ class WritePath:
             entities=entities.entities_for(op.text, None),
             tags_pending=True,
         )
-        await self._io(self.store.upsert, [memory], [vector])
+        await store_call(self.store, self.store.upsert, [memory], [vector])
         outcome.added.append(op.id)
         return True
 
@@ -339,7 +332,7 @@ class WritePath:
         now: float,
         outcome: Outcome,
     ) -> bool:
-        found = await self._io(self.store.get, session.person, [MemoryId(op.id)])
+        found = await store_call(self.store, self.store.get, session.person, [MemoryId(op.id)])
         if not found:  # deleted since the plan was made: keep the fact as a new memory
             added = PlannedOp("ADD", op.text, None, str(uuid.uuid5(_IDS, op.id + op.text)))
             return await self._add(session, speaker, added, now, outcome)
@@ -360,16 +353,16 @@ class WritePath:
             entities=entities.entities_for(op.text, old.subject),
             tags_pending=True,
         )
-        await self._io(self.store.upsert, [new], [vector])
+        await store_call(self.store, self.store.upsert, [new], [vector])
         outcome.updated.append(op.id)
         return True
 
     async def _delete(self, session: SessionTranscript, op: PlannedOp, outcome: Outcome) -> None:
-        found = await self._io(self.store.get, session.person, [MemoryId(op.id)])
+        found = await store_call(self.store, self.store.get, session.person, [MemoryId(op.id)])
         if not found:
             return
         if await self._allowed(session, found[0], op, outcome):
-            await self._io(self.store.delete, session.person, [MemoryId(op.id)])
+            await store_call(self.store, self.store.delete, session.person, [MemoryId(op.id)])
             outcome.deleted.append(op.id)
 
     async def _allowed(
@@ -412,7 +405,7 @@ class WritePath:
         retag_key = keys.retag(session.person)
         pending = [MemoryId(m.decode()) for m in await self.redis.smembers(retag_key)]
         ids = list(dict.fromkeys([*touched, *pending]))
-        memories = await self._io(self.store.get, session.person, ids) if ids else []
+        memories = await store_call(self.store, self.store.get, session.person, ids) if ids else []
         if not memories:
             return
         texts = list(dict.fromkeys(m.text for m in memories))
@@ -426,7 +419,8 @@ class WritePath:
         for memory in memories:
             raw = saved.get(memory.text)
             if raw is None:
-                await self._io(
+                await store_call(
+                    self.store,
                     self.store.set_payload,
                     session.person,
                     [memory.key],
@@ -444,7 +438,9 @@ class WritePath:
                 schema.ENTITIES: list(entities.entities_for(memory.text, raw["subject"], known)),
                 schema.TAGS_PENDING: False,
             }
-            await self._io(self.store.set_payload, session.person, [memory.key], patch)
+            await store_call(
+                self.store, self.store.set_payload, session.person, [memory.key], patch
+            )
             await self.redis.srem(retag_key, memory.key)
             outcome.tagged += 1
             if raw["cls"] == MemoryClass.SAFETY.value:

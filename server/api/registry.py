@@ -39,10 +39,7 @@ class Stores:
         if store == DEFAULT_STORE:
             return StoreInfo(DEFAULT_STORE, "1970-01-01T00:00:00Z")
         raw = await self.redis.hget(keys.STORES, store)
-        if raw is None:
-            return None
-        data = orjson.loads(raw)
-        return StoreInfo(str(data["id"]), str(data["created_at"]))
+        return None if raw is None else _store(raw)
 
     async def create(self, store: str, as_given: str) -> tuple[StoreInfo, bool]:
         info = StoreInfo(as_given, iso_now())
@@ -64,11 +61,13 @@ class Stores:
 
     async def all(self) -> list[StoreInfo]:
         raw = await self.redis.hgetall(keys.STORES)
-        found = [StoreInfo(DEFAULT_STORE, "1970-01-01T00:00:00Z")]
-        for value in raw.values():
-            data = orjson.loads(value)
-            found.append(StoreInfo(str(data["id"]), str(data["created_at"])))
+        found = [StoreInfo(DEFAULT_STORE, "1970-01-01T00:00:00Z"), *map(_store, raw.values())]
         return sorted(found, key=lambda s: s.id.lower())
+
+
+def _store(raw: bytes) -> StoreInfo:
+    data = orjson.loads(raw)
+    return StoreInfo(str(data["id"]), str(data["created_at"]))
 
 
 class Speakers:
@@ -125,6 +124,11 @@ class ApiKey:
         return ALL_STORES in self.stores
 
 
+def _api_key(digest: str, raw: bytes) -> ApiKey:
+    data = orjson.loads(raw)
+    return ApiKey(digest[:16], str(data["name"]), tuple(data["stores"]), str(data["created_at"]))
+
+
 def _digest(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
@@ -148,26 +152,11 @@ class ApiKeys:
             return None
         digest = _digest(secret)
         raw = await self.redis.hget(keys.API_KEYS, digest)
-        if raw is None:
-            return None
-        data = orjson.loads(raw)
-        return ApiKey(
-            digest[:16], str(data["name"]), tuple(data["stores"]), str(data["created_at"])
-        )
+        return None if raw is None else _api_key(digest, raw)
 
     async def all(self) -> list[ApiKey]:
         raw = await self.redis.hgetall(keys.API_KEYS)
-        found = []
-        for digest, value in raw.items():
-            data = orjson.loads(value)
-            found.append(
-                ApiKey(
-                    digest.decode()[:16],
-                    str(data["name"]),
-                    tuple(data["stores"]),
-                    str(data["created_at"]),
-                )
-            )
+        found = [_api_key(digest.decode(), value) for digest, value in raw.items()]
         return sorted(found, key=lambda k: k.created_at)
 
     async def revoke(self, key_id: str) -> bool:

@@ -10,7 +10,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
-from typing import Any, TypeVar
+from typing import Any
 
 from config.settings import ApiSettings
 from providers.embedder import Embedder, embed_async
@@ -21,9 +21,8 @@ from server.api.registry import Speakers
 from server.memory import entities, schema
 from server.memory.locks import person_lock
 from server.memory.schema import Memory, MemoryId, PersonId
-from server.memory.store import MemoryStore, Search, search_async
+from server.memory.store import MemoryStore, Search, search_async, store_call
 
-T = TypeVar("T")
 SOURCE = "api"
 TIE = 5e-7  # timestamps are kept to the microsecond
 
@@ -75,12 +74,6 @@ class MemoryService:
         self.settings = settings
         self.clock: Callable[[], float] = time.time
         self._local: dict[str, asyncio.Lock] = {}
-
-    async def _io(self, fn: Callable[..., T], *args: Any) -> T:
-        """Store calls: in place on the embedded engine, in a thread against a server."""
-        if getattr(self.store, "remote", False):
-            return await asyncio.to_thread(fn, *args)
-        return fn(*args)
 
     @contextlib.asynccontextmanager
     async def _lock(self, store: str) -> AsyncIterator[None]:
@@ -134,7 +127,7 @@ class MemoryService:
                 id=MemoryId(str(uuid.uuid4())),
             )
             tracker.begin()
-            await self._io(self.store.upsert, [memory], [vector])
+            await store_call(self.store, self.store.upsert, [memory], [vector])
         return {"id": memory.key, "status": "stored (1 chunks)"}
 
     @staticmethod
@@ -163,7 +156,7 @@ class MemoryService:
                 history=(*old.history, (old.text, now)),
             )
             tracker.begin()
-            await self._io(self.store.upsert, [new], [vector])
+            await store_call(self.store, self.store.upsert, [new], [vector])
         return {"id": new.key, "status": "superseded", "memory": memory_json(new)}
 
     async def forget(
@@ -172,18 +165,18 @@ class MemoryService:
         person = PersonId(store)
         async with self._lock(store):
             if everything:
-                count = await self._io(self.store.count, person)
+                count = await store_call(self.store, self.store.count, person)
                 tracker.begin()
-                await self._io(self.store.delete_person, person)
+                await store_call(self.store, self.store.delete_person, person)
                 return {"status": "forgotten", "deleted": count, "user_id": store}
             assert memory_id is not None
             memory = await self._one(person, memory_id)
             tracker.begin()
-            await self._io(self.store.delete, person, [memory.key])
+            await store_call(self.store, self.store.delete, person, [memory.key])
         return {"status": "forgotten", "deleted": 1, "id": memory.key}
 
     async def _one(self, person: PersonId, memory_id: str) -> Memory:
-        found = await self._io(self.store.get, person, [MemoryId(memory_id)])
+        found = await store_call(self.store, self.store.get, person, [MemoryId(memory_id)])
         if not found:
             raise errors.not_found(
                 f"memory '{memory_id}' not found in this store.", memory_id=memory_id
@@ -194,10 +187,12 @@ class MemoryService:
         """Remove a speaker's tag from every memory that carries it (the memories stay)."""
         person, untagged = PersonId(store), 0
         while True:
-            batch = await self._io(self.store.newest, person, speaker, None, 256)
+            batch = await store_call(self.store, self.store.newest, person, speaker, None, 256)
             if not batch:
                 return untagged
-            await self._io(self.store.unset, person, [m.key for m in batch], [schema.SPEAKER])
+            await store_call(
+                self.store, self.store.unset, person, [m.key for m in batch], [schema.SPEAKER]
+            )
             untagged += len(batch)
 
     # ---- reads ------------------------------------------------------------------------------
@@ -218,7 +213,8 @@ class MemoryService:
         await self._check_speaker(store, speaker, for_read=True)
         cutoff = parse_iso(before) if before else None
         skip = set(skip_ids)
-        fetched = await self._io(
+        fetched = await store_call(
+            self.store,
             self.store.newest,
             PersonId(store),
             speaker,
@@ -250,4 +246,6 @@ class MemoryService:
 
     async def speaker_counts(self, store: str, names: list[str]) -> dict[str, int]:
         person = PersonId(store)
-        return {name: await self._io(self.store.count, person, name) for name in names}
+        return {
+            name: await store_call(self.store, self.store.count, person, name) for name in names
+        }

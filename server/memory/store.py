@@ -11,15 +11,17 @@ from __future__ import annotations
 import asyncio
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import qdrant_edge as qe
 
 from server.memory import schema
 from server.memory.schema import Memory, MemoryId, PersonId
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,14 +100,19 @@ class MemoryStore(Protocol):
     def close(self) -> None: ...
 
 
+async def store_call(store: MemoryStore, fn: Callable[..., T], *args: Any) -> T:
+    """Run one store method from the event loop: the embedded engine answers in microseconds on
+    the caller's thread; a remote server (``remote = True``) blocks on the network, so it runs
+    in a worker thread."""
+    if getattr(store, "remote", False):
+        return await asyncio.to_thread(fn, *args)
+    return fn(*args)
+
+
 async def search_async(
     store: MemoryStore, person: PersonId, searches: list[Search], now: float
 ) -> list[list[Hit]]:
-    """The embedded engine answers in microseconds on the caller's thread; a remote server
-    (``remote = True``) blocks on the network, so it runs in a worker thread."""
-    if getattr(store, "remote", False):
-        return await asyncio.to_thread(store.search_batch, person, searches, now)
-    return store.search_batch(person, searches, now)
+    return await store_call(store, store.search_batch, person, searches, now)
 
 
 class EdgeMemoryStore:
