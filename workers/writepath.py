@@ -128,6 +128,17 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class _Job:
+    """One job's apply step: who wrote, when, what it did, and the points it read up front."""
+
+    session: SessionTranscript
+    speaker: str | None
+    outcome: Outcome
+    now: float
+    stored: dict[str, Memory]
+
+
+@dataclass(frozen=True, slots=True)
 class PlannedOp:
     """A merge operation resolved to real ids: what apply executes (checkpointed)."""
 
@@ -278,97 +289,83 @@ class WritePath:
         plan: list[PlannedOp],
         outcome: Outcome,
     ) -> list[MemoryId]:
+        # every point the plan may touch, read in one call: targets, and the points an earlier
+        # attempt of this job may already have written
+        ids = [MemoryId(op.id) for op in plan if op.event != "NONE"]
+        ids += [MemoryId(_fallback_id(op)) for op in plan if op.event == "UPDATE"]
+        stored = await store_call(self.store, self.store.get, session.person, ids) if ids else []
+        job = _Job(session, speaker, outcome, round(self.clock(), 6), {m.key: m for m in stored})
         touched: list[MemoryId] = []
-        now = round(self.clock(), 6)
         for op in plan:
             if op.event == "NONE":
                 outcome.unchanged += 1
             elif op.event == "ADD":
-                if await self._add(session, speaker, op, now, outcome):
+                if await self._add(job, op):
                     touched.append(MemoryId(op.id))
             elif op.event == "UPDATE":
-                if await self._update(session, speaker, op, now, outcome):
+                if await self._update(job, op):
                     touched.append(MemoryId(op.id))
             elif op.event == "DELETE":
-                await self._delete(session, op, outcome)
+                await self._delete(job, op)
         return touched
 
-    async def _add(
-        self,
-        session: SessionTranscript,
-        speaker: str | None,
-        op: PlannedOp,
-        now: float,
-        outcome: Outcome,
-    ) -> bool:
-        if await store_call(self.store, self.store.get, session.person, [MemoryId(op.id)]):
-            outcome.added.append(op.id)  # applied by an earlier attempt of this job
+    async def _add(self, job: _Job, op: PlannedOp) -> bool:
+        if op.id in job.stored:
+            job.outcome.added.append(op.id)  # applied by an earlier attempt of this job
             return True
         [vector] = await self._embed([op.text])
         search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
-        [hits] = await search_async(self.store, session.person, [search], self.clock())
+        [hits] = await search_async(self.store, job.session.person, [search], self.clock())
         if hits:
-            outcome.duplicates.append(op.text)  # its meaning is already stored
+            job.outcome.duplicates.append(op.text)  # its meaning is already stored
             return False
         memory = Memory(
             text=op.text,
-            person=session.person,
-            speaker=speaker,
-            source=session.source,
-            created_at=now,
+            person=job.session.person,
+            speaker=job.speaker,
+            source=job.session.source,
+            created_at=job.now,
             id=MemoryId(op.id),
             entities=entities.entities_for(op.text, None),
             tags_pending=True,
         )
         await store_call(self.store, self.store.upsert, [memory], [vector])
-        outcome.added.append(op.id)
+        job.outcome.added.append(op.id)
         return True
 
-    async def _update(
-        self,
-        session: SessionTranscript,
-        speaker: str | None,
-        op: PlannedOp,
-        now: float,
-        outcome: Outcome,
-    ) -> bool:
-        found = await store_call(self.store, self.store.get, session.person, [MemoryId(op.id)])
-        if not found:  # deleted since the plan was made: keep the fact as a new memory
-            added = PlannedOp("ADD", op.text, None, str(uuid.uuid5(_IDS, op.id + op.text)))
-            return await self._add(session, speaker, added, now, outcome)
-        old = found[0]
+    async def _update(self, job: _Job, op: PlannedOp) -> bool:
+        old = job.stored.get(op.id)
+        if old is None:  # deleted since the plan was made: keep the fact as a new memory
+            return await self._add(job, PlannedOp("ADD", op.text, None, _fallback_id(op)))
         if old.text == op.text:
-            outcome.updated.append(op.id)  # applied by an earlier attempt
+            job.outcome.updated.append(op.id)  # applied by an earlier attempt
             return True
-        if not await self._allowed(session, old, op, outcome):
+        if not await self._allowed(job, old, op):
             return False
         [vector] = await self._embed([op.text])
         new = replace(
             old,
             text=op.text,
-            speaker=speaker,
-            source=session.source,
-            updated_at=now,
-            history=(*old.history, (old.text, now)),
+            speaker=job.speaker,
+            source=job.session.source,
+            updated_at=job.now,
+            history=(*old.history, (old.text, job.now)),
             entities=entities.entities_for(op.text, old.subject),
             tags_pending=True,
         )
         await store_call(self.store, self.store.upsert, [new], [vector])
-        outcome.updated.append(op.id)
+        job.outcome.updated.append(op.id)
         return True
 
-    async def _delete(self, session: SessionTranscript, op: PlannedOp, outcome: Outcome) -> None:
-        found = await store_call(self.store, self.store.get, session.person, [MemoryId(op.id)])
-        if not found:
-            return
-        if await self._allowed(session, found[0], op, outcome):
-            await store_call(self.store, self.store.delete, session.person, [MemoryId(op.id)])
-            outcome.deleted.append(op.id)
+    async def _delete(self, job: _Job, op: PlannedOp) -> None:
+        old = job.stored.get(op.id)
+        if old is not None and await self._allowed(job, old, op):
+            await store_call(self.store, self.store.delete, job.session.person, [old.key])
+            job.outcome.deleted.append(op.id)
 
-    async def _allowed(
-        self, session: SessionTranscript, old: Memory, op: PlannedOp, outcome: Outcome
-    ) -> bool:
+    async def _allowed(self, job: _Job, old: Memory, op: PlannedOp) -> bool:
         """Source priority: a write may not overturn a memory from a higher-priority source."""
+        session = job.session
         if old.source == session.source:
             return True
         priority = self.settings.source_priority
@@ -385,7 +382,7 @@ class WritePath:
             "proposed_source": session.source,
             "decision": "kept stored" if kept else "applied",
         }
-        outcome.conflicts.append(record)
+        job.outcome.conflicts.append(record)
         pipe = self.redis.pipeline(transaction=True)
         pipe.lpush(keys.conflicts(session.person), orjson.dumps(record))
         pipe.ltrim(keys.conflicts(session.person), 0, CONFLICT_LOG_LIMIT - 1)
@@ -447,6 +444,11 @@ class WritePath:
                 log.info(
                     "write.safety", person=session.person, text=memory.text, subject=raw["subject"]
                 )
+
+
+def _fallback_id(op: PlannedOp) -> str:
+    """The point an UPDATE writes when its target has gone (deterministic, for re-runs)."""
+    return str(uuid.uuid5(_IDS, op.id + op.text))
 
 
 def _uncovered(facts: list[str], found: list[list[Hit]], plan: list[PlannedOp]) -> list[str]:
