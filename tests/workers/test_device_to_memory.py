@@ -12,18 +12,14 @@ from redis.asyncio import Redis
 from server.memory.schema import MemoryClass, PersonId
 from server.persons import PersonMap
 from tests.conftest import start_hearth
-from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.server.memory.test_device_memory import system_prompt
+from tests.support.scripted_llm import Reply
 from tests.support.write_llm import WriteScript
 from tests.workers.conftest import WriteRig
 from workers.enqueue import EnqueueOnSessionEnd
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
 MAC = "aa:bb:cc:00:00:07"
-
-
-def system_text(llm: ScriptedLLM) -> str:
-    return "\n".join(str(m["content"]) for m in llm.requests[-1]["messages"]
-                     if m["role"] == "system")  # fmt: skip
 
 
 async def test_said_then_remembered_then_recalled(
@@ -55,7 +51,7 @@ async def test_said_then_remembered_then_recalled(
         await again.connect()
         await again.ask("订个海鲜礼包送我老婆")
         await again.close()
-        prompt = system_text(rig.llm)
+        prompt = system_prompt(rig.llm)
         assert "[安全约束]" in prompt and "我老婆对海鲜过敏，尤其是虾" in prompt
         assert "老张说" in prompt  # who said it travels with the memory
 
