@@ -144,6 +144,14 @@ def build_api(ctx: ApiContext) -> FastAPI:
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
         return errors.invalid(f"{where}: {first.get('msg', 'invalid')}", param=where).response()
 
+    @app.exception_handler(Exception)
+    async def engine_failed(request: Request, exc: Exception) -> Response:
+        """Anything else (the memory store or the embedder failing): the envelope, never a bare
+        500 page. Under an Idempotency-Key a write that had begun is kept as outcome unknown."""
+        log.error("api.failed", path=request.url.path, error=repr(exc))
+        return ApiError(500, ErrorType.API,
+                        "The memory engine failed; see the server log.").response()  # fmt: skip
+
     @app.exception_handler(RedisError)
     async def redis_down(request: Request, exc: RedisError) -> Response:
         log.error("api.redis_unavailable", error=str(exc))

@@ -183,3 +183,16 @@ async def test_one_key_is_shared_by_two_server_processes(
                       and "Idempotent-Replayed" not in a.headers]  # fmt: skip
             assert len(firsts) == 1
             assert all(a.status_code in (200, 409) for a in answers)
+
+
+async def test_a_failing_memory_engine_answers_the_envelope(api: Api) -> None:
+    def boom(*args: object) -> None:
+        raise RuntimeError("engine down")
+
+    api.store.search_batch = boom  # type: ignore[method-assign,assignment]
+    response = await api.call("POST", "search", {"user_id": "alice", "query": "x"})
+    assert response.status_code == 500
+    assert response.json()["error"]["type"] == "api_error"
+    stored = await api.call("POST", "store", {"user_id": "alice", "content": "我喜欢喝茶"},
+                            headers={"Idempotency-Key": "k-engine"})  # fmt: skip
+    assert stored.status_code == 500 and api.store.count("alice") == 0
