@@ -88,6 +88,30 @@ class TTSSettings(_Section):
     timeout_s: float = Field(gt=0)
 
 
+class AsrSettings(_Section):
+    provider: Literal["local", "openai"]
+    model_dir: Path
+    language: str
+    threads: int = Field(ge=1, le=16)
+    beam_size: int = Field(ge=1, le=10)
+    simplified: bool
+    no_speech_threshold: float = Field(ge=0, le=1)
+    base_url: str | None
+    api_key: SecretStr
+    model: str
+    timeout_s: float = Field(gt=0)
+
+
+class VadSettings(_Section):
+    threshold: float = Field(gt=0, lt=1)
+    min_silence_ms: int = Field(ge=60, le=5000)
+    min_speech_ms: int = Field(ge=0, le=5000)
+    pre_roll_ms: int = Field(ge=0, le=2000)
+    max_utterance_s: float = Field(gt=1, le=120)
+    wake_suppress_ms: int = Field(ge=0, le=5000)
+    barge_in_ms: int = Field(ge=0, le=5000)
+
+
 class AudioSettings(_Section):
     downlink_sample_rate: Literal[8000, 12000, 16000, 24000, 48000]
     frame_ms: Literal[20, 40, 60]
@@ -104,6 +128,9 @@ class SessionSettings(_Section):
     tool_call_timeout_s: float = Field(gt=0)
     wake_words: list[str]
     greeting: str
+    exit_phrases: list[str]
+    goodbye: str
+    asr_apology: str
 
 
 class MemorySettings(_Section):
@@ -181,6 +208,8 @@ class HearthSettings(BaseSettings):
     llm: LLMSettings
     local_llm: LocalLLMSettings
     tts: TTSSettings
+    asr: AsrSettings
+    vad: VadSettings
     audio: AudioSettings
     session: SessionSettings
     memory: MemorySettings

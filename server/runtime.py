@@ -21,10 +21,12 @@ from redis.asyncio import Redis
 
 from config.secrets import secret_value
 from config.settings import HearthSettings, SettingsError
+from providers.asr import SpeechToText, build_asr
 from providers.llm import ChatLLM, OpenAICompatibleLLM
 from providers.opus import encode_pool
 from providers.processes import EmbeddedRedis, LocalLLMServer
 from providers.tts import TextToSpeech, build_tts
+from providers.vad import VadPool
 from server.auth import TokenAuthority
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
@@ -35,6 +37,7 @@ from server.persons import PersonMap
 from server.session import SessionServices
 from server.tools import ToolRegistry
 from server.turn import PromptContributor, TurnServices
+from server.voice_input import VoiceServices
 from server.ws_server import DeviceServer
 from workers.enqueue import EnqueueOnSessionEnd
 from workers.settings import build_worker, redis_settings
@@ -128,6 +131,7 @@ async def device_stack(
     arq: ArqRedis,
     tts: TextToSpeech | None = None,
     memory: MemoryEngine | None = None,
+    asr: SpeechToText | None = None,
 ) -> AsyncIterator[tuple[DeviceServer, EnqueueOnSessionEnd]]:
     """The device-facing services, built from live engines (also used by tests and benches)."""
     tools = ToolRegistry()
@@ -157,6 +161,11 @@ async def device_stack(
         vision_url=f"http://{host}:{settings.server.http_port}/mcp/vision/explain",
         end_hooks=[hook],
         resolve_person=PersonMap(arq).resolve,
+        voice=VoiceServices(
+            asr=asr or build_asr(settings.asr, settings.resolve(settings.asr.model_dir)),
+            vad_pool=VadPool(),
+            vad=settings.vad,
+        ),
     )
     authority = authority_for(settings) if settings.auth.enabled else None
     server = DeviceServer(services, authority, max_message_bytes=settings.server.max_message_bytes)
@@ -186,9 +195,11 @@ async def _serve(
     arq = await create_pool(redis_settings(engines.redis_url))
     llm = build_llm(settings, engines.llm_base_url)
     memory = build_memory(settings) if settings.memory.enabled else None
+    asr = build_asr(settings.asr, settings.resolve(settings.asr.model_dir))
+    await asr.warm()  # load whisper now, not on the first spoken turn
     tasks: list[asyncio.Task[object]] = []
     try:
-        async with device_stack(settings, llm, arq, memory=memory) as (devices, hook):
+        async with device_stack(settings, llm, arq, memory=memory, asr=asr) as (devices, hook):
             for child in engines.children:
                 if isinstance(child, LocalLLMServer) and child.base_url == engines.llm_base_url:
                     turn = devices.services.turn  # the conversation server, not the write one

@@ -21,27 +21,34 @@ from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from providers.errors import ProviderError
 from providers.opus import OpusEncoder
 from server import metrics
 from server.auth import DeviceCredentials
 from server.conversation import Conversation, Utterance
+from server.listening import EndReason, ListenerEvent, SpeechStarted, UtteranceEnded
 from server.mcp_client import DeviceMcpClient, McpCallError
 from server.persons import default_person
+from server.phrases import is_exit_phrase, is_one_of
 from server.protocol.errors import CloseCode, ProtocolError
 from server.protocol.machine import DeviceProtocol
 from server.protocol.messages import (
     AbortRequested,
     AudioParams,
+    AudioReceived,
     Event,
     HelloReceived,
     IgnoredMessage,
     ListenDetected,
+    ListenStarted,
+    ListenStopped,
     MalformedMessage,
     McpReceived,
     PingReceived,
 )
 from server.tools import ToolContext
 from server.turn import Turn, TurnServices
+from server.voice_input import UndecodableAudio, VoiceInput, VoiceServices
 
 log = structlog.get_logger(__name__)
 
@@ -81,6 +88,7 @@ class SessionServices:
     vision_url: str
     end_hooks: list[SessionEndHook] = field(default_factory=list)
     resolve_person: PersonResolver = own_person
+    voice: VoiceServices | None = None  # None: text turns only (listen detect)
 
 
 class DeviceSession:
@@ -113,6 +121,12 @@ class DeviceSession:
         self._send_lock = asyncio.Lock()
         self._turn: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self.voice = VoiceInput(services.voice) if services.voice is not None else None
+        self._asr_lock = asyncio.Lock()
+        self._asr_tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+        self._end_reason: str | None = None
+        self._dropped_logged = False
         self.log = log.bind(session=self.session_id, device=creds.device_id)
 
     async def flush(self) -> None:
@@ -163,7 +177,7 @@ class DeviceSession:
                     return "idle_timeout"
                 continue
             except ConnectionClosed:
-                return "closed_by_device"
+                return self._end_reason or "closed_by_device"
             now = self.clock()
             if isinstance(message, bytes):
                 events = self.protocol.receive_binary(message, now)
@@ -177,8 +191,20 @@ class DeviceSession:
         if isinstance(event, HelloReceived):
             if event.features.get("mcp"):
                 self._spawn(self._start_mcp())
+        elif isinstance(event, AudioReceived):
+            await self._on_audio(event.opus, received_at)
+        elif isinstance(event, ListenStarted):
+            if self.voice is not None:
+                await self.voice.start(event.mode)
+                self._dropped_logged = False
+        elif isinstance(event, ListenStopped):
+            if self.voice is not None:
+                self._on_listener_events(self.voice.listener.stop(received_at))
         elif isinstance(event, ListenDetected):
-            await self._on_detect(event.text, received_at)
+            if self.voice is not None:
+                # Audio before a detect was the wake phrase itself: never a request.
+                self.voice.listener.wake_word(received_at)
+            await self._on_user_text(event.text, received_at)
         elif isinstance(event, AbortRequested):
             self.log.info("session.abort", reason=event.reason)
             await self._cancel_turn()
@@ -193,17 +219,132 @@ class DeviceSession:
             self.log.warning("session.malformed", reason=event.reason, sample=event.sample)
         elif isinstance(event, IgnoredMessage):
             self.log.info("session.ignored_message", type=event.type)
-        # AudioReceived / listen start-stop: consumed by voice input when configured.
 
-    async def _on_detect(self, text: str, received_at: float) -> None:
+    # ---- voice --------------------------------------------------------------------------------
+
+    async def _on_audio(self, opus: bytes, received_at: float) -> None:
+        if self.voice is None:
+            return
+        if not self.voice.listening:
+            self._drop_audio("not_listening")
+            return
+        if self.protocol.speaking and self.voice.mode != "realtime":
+            # auto/manual devices stop the mic while we talk; anything else is our own echo.
+            self._drop_audio("speaking")
+            return
+        try:
+            events = self.voice.audio(opus, received_at)
+        except UndecodableAudio as exc:
+            self._drop_audio("undecodable", str(exc))
+            return
+        self._on_listener_events(events)
+
+    def _drop_audio(self, reason: str, detail: str = "") -> None:
+        VoiceInput.count_dropped(reason)
+        if not self._dropped_logged:  # once per listen cycle, not 16 times a second
+            self._dropped_logged = True
+            self.log.warning("voice.audio_dropped", reason=reason, detail=detail)
+
+    def _on_listener_events(self, events: list[ListenerEvent]) -> None:
+        for event in events:
+            if isinstance(event, SpeechStarted):
+                self.protocol.touch(event.at)
+                if self.protocol.speaking and self.voice and self.voice.mode == "realtime":
+                    metrics.BARGE_INS.inc()
+                    self.log.info("voice.barge_in")
+                    self._spawn(self._cancel_turn())
+            elif isinstance(event, UtteranceEnded):
+                task = asyncio.create_task(self._transcribe(event))
+                self._asr_tasks.add(task)
+                task.add_done_callback(self._asr_tasks.discard)
+
+    async def _transcribe(self, utterance: UtteranceEnded) -> None:
+        """ASR one utterance, then answer it. Utterances are transcribed in order. After the
+        device has gone, the text still goes into the transcript (for the write path)."""
+        assert self.voice is not None
+        async with self._asr_lock:
+            started = self.clock()
+            try:
+                text = await self.voice.transcribe(utterance.pcm)
+            except ProviderError as exc:
+                metrics.PROVIDER_ERRORS.labels(provider="asr").inc()
+                metrics.UTTERANCES.labels(outcome="asr_failed").inc()
+                self.log.error(
+                    "voice.asr_failed", error=str(exc), audio_s=round(utterance.duration_s, 2)
+                )
+                if not self._closing:
+                    apology = self.s.turn.session.asr_apology
+                    await self._start_turn(lambda turn: turn.say(apology, started=started))
+                return
+            elapsed = self.clock() - started
+            metrics.ASR_SECONDS.observe(elapsed)
+            self.log.info(
+                "voice.transcribed",
+                text=text,
+                audio_s=round(utterance.duration_s, 2),
+                voiced_ms=utterance.voiced_ms,
+                asr_ms=round(elapsed * 1000),
+                end=utterance.reason.value,
+            )
+            if not text:
+                metrics.UTTERANCES.labels(outcome="empty").inc()
+                return
+            if self._closing:
+                metrics.UTTERANCES.labels(outcome="after_close").inc()
+                interrupted = utterance.reason is EndReason.DISCONNECT
+                self.conversation.add(Utterance("user", text, time.time(), interrupted))
+                return
+            metrics.UTTERANCES.labels(outcome="turn").inc()
+            await self._on_user_text(text, utterance.speech_ended_at)
+
+    async def _drain_voice(self) -> None:
+        """The device is gone: transcribe what it was still saying, bounded in time."""
+        if self.voice is None:
+            return
+        self._closing = True
+        self._on_listener_events(self.voice.listener.flush(self.clock()))
+        pending = list(self._asr_tasks)
+        if pending:
+            _done, late = await asyncio.wait(pending, timeout=self._drain_timeout_s())
+            for task in late:
+                task.cancel()
+                self.log.error("voice.transcript_lost", reason="asr did not finish in time")
+        self.voice.close()
+
+    def _drain_timeout_s(self) -> float:
+        return 2 * self.s.turn.session.tool_call_timeout_s
+
+    # ---- turns --------------------------------------------------------------------------------
+
+    async def _on_user_text(self, text: str, received_at: float) -> None:
         if not text:
             return
+        settings = self.s.turn.session
+        if is_exit_phrase(text, settings.exit_phrases):
+            metrics.TURNS.labels(kind="exit").inc()
+            await self._cancel_turn(reply_stop=False)
+            self._turn = asyncio.create_task(self._say_goodbye(text, received_at))
+            return
         kind = "text"
-        if text in self.s.turn.session.wake_words:
-            kind, text = "wake_word", self.s.turn.session.greeting
-        await self._cancel_turn(reply_stop=False)
+        if is_one_of(text, settings.wake_words):
+            kind, text = "wake_word", settings.greeting
         metrics.TURNS.labels(kind=kind).inc()
-        turn = Turn(
+        await self._start_turn(lambda turn: turn.run(text, started=received_at))
+
+    async def _say_goodbye(self, heard: str, received_at: float) -> None:
+        turn = self._new_turn()
+        with contextlib.suppress(ConnectionClosed):
+            await turn.say(self.s.turn.session.goodbye, heard=heard, started=received_at)
+        self._end_reason = "exit_phrase"
+        self.log.info("session.exit_phrase", text=heard)
+        await self._close(CloseCode.NORMAL, "goodbye")
+
+    async def _start_turn(self, action: Callable[[Turn], Awaitable[None]]) -> None:
+        await self._cancel_turn(reply_stop=False)
+        self._turn = asyncio.create_task(self._run_turn(action(self._new_turn())))
+
+    def _new_turn(self) -> Turn:
+        return Turn(
             self.s.turn,
             self.protocol,
             self.flush,
@@ -212,11 +353,10 @@ class DeviceSession:
             self.mcp,
             ToolContext(self.person, self.creds.device_id, self.session_id),
         )
-        self._turn = asyncio.create_task(self._run_turn(turn, text, received_at))
 
-    async def _run_turn(self, turn: Turn, text: str, received_at: float) -> None:
+    async def _run_turn(self, work: Awaitable[None]) -> None:
         try:
-            await turn.run(text, started=received_at)
+            await work
         except ConnectionClosed:
             self.log.info("turn.device_gone")
         except Exception:  # a turn must never take the session down with it
@@ -264,6 +404,7 @@ class DeviceSession:
             await self.ws.close(int(code), reason)
 
     async def _shutdown(self) -> None:
+        await self._drain_voice()
         self.protocol.close()
         if self.mcp is not None:
             self.mcp.cancel_all()

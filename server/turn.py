@@ -98,23 +98,45 @@ class Turn:
         self._timestamp_ms = 0
 
     async def run(self, text: str, started: float | None = None) -> None:
-        if started is not None:
-            self.timing.started = started
+        """Answer ``text`` with the LLM (tools, memory), spoken as it streams."""
         history = self.conversation.history_messages()
-        self.conversation.add(Utterance("user", text, time.time()))
-        self.protocol.send_stt(text)
-        self.protocol.send_tts_start()
-        await self.flush()
-        queue: SentenceQueue = asyncio.Queue()
-        speaker = asyncio.create_task(self._speak(queue))
-        finished = False
-        try:
+
+        async def think(queue: SentenceQueue) -> None:
             try:
                 await self._think(text, history, queue)
             except ProviderError as exc:
                 log.error("turn.llm_failed", error=str(exc), transient=exc.transient)
                 metrics.PROVIDER_ERRORS.labels(provider="llm").inc()
                 await queue.put(APOLOGY_LLM)
+
+        await self._respond(text, started, think)
+
+    async def say(self, reply: str, heard: str | None = None, started: float | None = None) -> None:
+        """A fixed reply without any LLM call (goodbye, an apology), spoken like any other."""
+
+        async def fixed(queue: SentenceQueue) -> None:
+            await queue.put(reply)
+
+        await self._respond(heard, started, fixed)
+
+    async def _respond(
+        self,
+        heard: str | None,
+        started: float | None,
+        produce: Callable[[SentenceQueue], Awaitable[None]],
+    ) -> None:
+        if started is not None:
+            self.timing.started = started
+        if heard is not None:
+            self.conversation.add(Utterance("user", heard, time.time()))
+            self.protocol.send_stt(heard)
+        self.protocol.send_tts_start()
+        await self.flush()
+        queue: SentenceQueue = asyncio.Queue()
+        speaker = asyncio.create_task(self._speak(queue))
+        finished = False
+        try:
+            await produce(queue)
             await queue.put(None)
             await speaker
             await asyncio.sleep(self.pacer.delay_until_played(self.s.clock()))

@@ -1,0 +1,82 @@
+"""One session's uplink: Opus packets → 16 kHz PCM → VAD score → ``Listener`` events.
+
+Thin glue around the sans-I/O ``Listener``: the Opus decoder always decodes to 16 kHz whatever
+rate the device encoded at (Opus decoders may), with room for frames up to 120 ms, so a device
+that declares one frame size and sends another is still understood. The VAD instance is borrowed
+from the shared pool on the first ``listen start`` and returned when the session ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from config.settings import VadSettings
+from providers.asr import ASR_SAMPLE_RATE, SpeechToText
+from providers.errors import ProviderError
+from providers.opus import OpusDecoder
+from providers.vad import StreamingVad, VadPool
+from server import metrics
+from server.listening import Listener, ListenerEvent
+from server.protocol.messages import ListenMode
+
+MAX_FRAME_MS = 120  # the longest Opus frame; the decoder returns what the packet holds
+
+
+@dataclass
+class VoiceServices:
+    asr: SpeechToText
+    vad_pool: VadPool
+    vad: VadSettings
+
+
+class UndecodableAudio(Exception):
+    pass
+
+
+class VoiceInput:
+    def __init__(self, services: VoiceServices) -> None:
+        self.s = services
+        self.listener = Listener(services.vad)
+        self._decoder = OpusDecoder(ASR_SAMPLE_RATE, MAX_FRAME_MS)
+        self._vad: StreamingVad | None = None
+
+    @property
+    def listening(self) -> bool:
+        return self.listener.listening
+
+    @property
+    def mode(self) -> ListenMode | None:
+        return self.listener.mode
+
+    async def start(self, mode: ListenMode) -> None:
+        if self._vad is None:
+            # First use costs ~0.2 s (model load) when the pool is empty: keep it off the loop.
+            self._vad = await asyncio.get_running_loop().run_in_executor(
+                None, self.s.vad_pool.acquire
+            )
+        self.listener.start(mode)
+
+    def audio(self, opus: bytes, now: float) -> list[ListenerEvent]:
+        """Raises ``UndecodableAudio`` for a packet libopus rejects (the session goes on)."""
+        if not opus:
+            raise UndecodableAudio("empty packet")
+        try:
+            pcm = self._decoder.decode(opus)
+        except ProviderError as exc:
+            raise UndecodableAudio(exc.message) from exc
+        if self._vad is None or not pcm:
+            return []
+        return self.listener.feed(pcm, self._vad.frame_probability(pcm), now)
+
+    def close(self) -> None:
+        if self._vad is not None:
+            self.s.vad_pool.release(self._vad)
+            self._vad = None
+
+    async def transcribe(self, pcm: bytes) -> str:
+        return await self.s.asr.transcribe(pcm, ASR_SAMPLE_RATE)
+
+    @staticmethod
+    def count_dropped(reason: str) -> None:
+        metrics.AUDIO_DROPPED.labels(reason=reason).inc()
