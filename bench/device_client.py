@@ -13,6 +13,9 @@ from typing import Any
 import orjson
 from websockets.asyncio.client import ClientConnection, connect
 
+from providers.opus import OpusEncoder
+from server.protocol import framing
+
 HELLO = {
     "type": "hello",
     "version": 1,
@@ -30,6 +33,7 @@ class TurnResult:
     frames: list[bytes] = field(default_factory=list)
     sent_at: float = 0.0
     first_frame_at: float | None = None
+    stt_at: float | None = None
     stopped_at: float | None = None
     frame_times: list[float] = field(default_factory=list)
 
@@ -125,6 +129,48 @@ class DeviceClient:
         await self.send_json({"type": "listen", "state": "start", "mode": "auto"})
         result = TurnResult(sent_at=time.perf_counter())
         await self.send_json({"type": "listen", "state": "detect", "text": text})
+        return await self.collect(result, within_s)
+
+    async def send_audio(
+        self, pcm: bytes, *, sample_rate: int = 16000, frame_ms: int = 60, pace: bool = False
+    ) -> int:
+        """``pcm`` (16-bit mono) as Opus frames, as the firmware uploads the mic; paced in real
+        time when ``pace``. Returns the number of frames sent."""
+        assert self.ws is not None
+        encoder = OpusEncoder(sample_rate, frame_ms)
+        packets = encoder.encode_pcm(pcm)
+        for n, packet in enumerate(packets):
+            await self.ws.send(framing.encode(self.protocol_version, packet, n * frame_ms))
+            if pace:
+                await asyncio.sleep(frame_ms / 1000)
+        return len(packets)
+
+    async def speak(
+        self,
+        pcm: bytes,
+        *,
+        mode: str = "auto",
+        sample_rate: int = 16000,
+        frame_ms: int = 60,
+        silence_ms: int = 1000,
+        pace: bool = False,
+        within_s: float = 60,
+    ) -> TurnResult:
+        """A spoken turn: listen start, the utterance and ``silence_ms`` of silence as Opus
+        (then ``listen stop`` in manual mode), collected until tts stop. ``sent_at`` is the end
+        of the speech, so ``stt`` latency reads as end-of-speech → transcript."""
+        await self.send_json({"type": "listen", "state": "start", "mode": mode})
+        await self.send_audio(pcm, sample_rate=sample_rate, frame_ms=frame_ms, pace=pace)
+        result = TurnResult(sent_at=time.perf_counter())
+        silence = b"\x00" * (sample_rate * 2 * silence_ms // 1000)
+        await self.send_audio(silence, sample_rate=sample_rate, frame_ms=frame_ms, pace=pace)
+        if mode == "manual":
+            await self.send_json({"type": "listen", "state": "stop"})
+        return await self.collect(result, within_s)
+
+    async def collect(self, result: TurnResult, within_s: float = 60) -> TurnResult:
+        """Read the server's reply to one turn until ``tts stop``."""
+        assert self.ws is not None
         async with asyncio.timeout(within_s):
             while True:
                 raw = await self.ws.recv()
@@ -141,6 +187,7 @@ class DeviceClient:
                     await self._answer_mcp(message["payload"])
                 elif kind == "stt":
                     result.stt = message.get("text")
+                    result.stt_at = now
                 elif kind == "llm":
                     result.emotion = message.get("emotion")
                 elif kind == "tts" and state == "sentence_start":

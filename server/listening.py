@@ -73,7 +73,7 @@ class Listener:
         self._in_speech = False
         self._started_sent = False
         self._last_voiced_at = 0.0
-        self._suppress_until = 0.0
+        self._suppress_ms = 0
 
     @property
     def listening(self) -> bool:
@@ -98,10 +98,10 @@ class Listener:
         self._reset()
         return events
 
-    def wake_word(self, now: float) -> None:
+    def wake_word(self) -> None:
         """``listen detect``: the audio so far was the wake phrase."""
         self._reset()
-        self._suppress_until = now + self.s.wake_suppress_ms / 1000
+        self._suppress_ms = self.s.wake_suppress_ms
 
     def flush(self, now: float) -> list[ListenerEvent]:
         """The device went away: whatever speech is buffered is a (partial) utterance."""
@@ -113,9 +113,12 @@ class Listener:
     # ---- audio --------------------------------------------------------------------------------
 
     def feed(self, pcm: bytes, voice_probability: float, now: float) -> list[ListenerEvent]:
-        if self.mode is None or now < self._suppress_until:
+        if self.mode is None:
             return []
         ms = frame_ms(pcm)
+        if self._suppress_ms > 0:  # counted in audio, not wall time: devices send in bursts
+            self._suppress_ms -= ms
+            return []
         voiced = voice_probability >= self.s.threshold
         silent = voice_probability < self.s.threshold - SILENCE_MARGIN
         if self.mode == "manual":

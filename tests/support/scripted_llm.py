@@ -64,6 +64,9 @@ class ScriptedLLM:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.responder: Responder = lambda req: Reply("好的。")
+        # /audio/transcriptions: raw multipart bodies received, and the reply to each
+        self.uploads: list[bytes] = []
+        self.transcriber: Callable[[bytes], Reply] = lambda body: Reply("")
         self.port = 0
         self._server: uvicorn.Server | None = None
         self._task: asyncio.Task[None] | None = None
@@ -103,11 +106,24 @@ class ScriptedLLM:
 
         return StreamingResponse(events(), media_type="text/event-stream")
 
+    async def _transcribe(self, request: Request) -> Response:
+        body = await request.body()
+        self.uploads.append(body)
+        reply = self.transcriber(body)
+        if reply.status != 200:
+            return JSONResponse({"error": {"message": "scripted failure"}}, reply.status)
+        return PlainTextResponse(reply.text)
+
     async def start(self) -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
-        app = Starlette(routes=[Route("/v1/chat/completions", self._chat, methods=["POST"])])
+        app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._chat, methods=["POST"]),
+                Route("/v1/audio/transcriptions", self._transcribe, methods=["POST"]),
+            ]
+        )
         config = uvicorn.Config(
             app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off"
         )

@@ -1,0 +1,121 @@
+"""Chinese speech for ASR tests and the voice bench: recorded samples, generated samples, CER.
+
+Recorded: the 16 kHz WAVs that ship with ``xiaozhi-sdk`` (a natural voice). Their reference
+texts are the phrases the files are named for, checked against what whisper hears. Generated:
+espeak-ng Mandarin (``cmn-latn-pinyin``, as our TTS speaks), a robotic voice that is much harder
+for ASR — the honest lower bound.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import wave
+from dataclasses import dataclass
+from importlib.util import find_spec
+from pathlib import Path
+
+from providers.opus import resample
+from providers.tts import to_pinyin
+from server.phrases import normalize
+
+RATE = 16000
+
+
+@dataclass(frozen=True, slots=True)
+class SpeechSample:
+    name: str
+    text: str  # what is said
+    pcm: bytes  # 16-bit mono 16 kHz
+
+    @property
+    def seconds(self) -> float:
+        return len(self.pcm) / (2 * RATE)
+
+
+# xiaozhi-sdk file → what it says
+RECORDED = {
+    "16k_greet.wav": "你好啊",
+    "16k_take_photo.wav": "看看这个是什么",
+    "16k_play_music.wav": "播放周杰伦的晴天",
+    "test_16k.wav": "你是什么模型",
+}
+
+# Household requests for the generated set (varied length, memory-relevant words).
+GENERATED = [
+    "今天天气怎么样",
+    "我老婆对海鲜过敏",
+    "明天早上七点叫我起床",
+    "帮我记一下买牛奶",
+    "我女儿叫小橙子",
+    "播放一首周杰伦的歌",
+    "我每天晚上吃降压药",
+    "下周三去医院看牙",
+    "提醒我周五给妈妈打电话",
+    "客厅的灯关掉",
+]
+
+
+def read_wav(path: Path) -> bytes:
+    """A 16-bit WAV as 16 kHz mono PCM."""
+    with wave.open(str(path)) as wav:
+        if wav.getsampwidth() != 2:
+            raise ValueError(f"{path}: expected 16-bit samples")
+        raw = wav.readframes(wav.getnframes())
+        if wav.getnchannels() == 2:
+            import numpy as np
+
+            stereo = np.frombuffer(raw, dtype="<i2").reshape(-1, 2)
+            raw = stereo.mean(axis=1).astype("<i2").tobytes()
+        return resample(raw, wav.getframerate(), RATE)
+
+
+def recorded_samples() -> list[SpeechSample]:
+    spec = find_spec("xiaozhi_sdk")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("xiaozhi-sdk is not installed (pip install -e '.[dev]')")
+    folder = Path(next(iter(spec.submodule_search_locations))) / "file" / "audio"
+    return [SpeechSample(name, text, read_wav(folder / name)) for name, text in RECORDED.items()]
+
+
+def espeak_pcm(text: str, speed: int = 120) -> bytes:
+    """Mandarin from espeak-ng at 16 kHz (slower than our TTS default: clearer for ASR)."""
+    binary = shutil.which("espeak-ng")
+    if binary is None:
+        raise FileNotFoundError("espeak-ng is not installed (apt-get install espeak-ng)")
+    out = subprocess.run(
+        [binary, "-v", "cmn-latn-pinyin", "-s", str(speed), "--stdout", "--", to_pinyin(text)],
+        capture_output=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    with wave.open(io.BytesIO(out)) as wav:
+        return resample(wav.readframes(wav.getnframes()), wav.getframerate(), RATE)
+
+
+def generated_samples(speed: int = 120) -> list[SpeechSample]:
+    return [SpeechSample(f"espeak-{n}", text, espeak_pcm(text, speed)) for n, text in
+            enumerate(GENERATED)]  # fmt: skip
+
+
+_DIGITS = str.maketrans("0123456789", "零一二三四五六七八九")
+
+
+def _chars(text: str) -> str:
+    return normalize(text).translate(_DIGITS)
+
+
+def character_error_rate(reference: str, hypothesis: str) -> float:
+    """Levenshtein distance over characters / reference length, ignoring punctuation, spaces
+    and digit style (「7点」 = 「七点」)."""
+    ref, hyp = _chars(reference), _chars(hypothesis)
+    if not ref:
+        return 0.0 if not hyp else 1.0
+    previous = list(range(len(hyp) + 1))
+    for i, r in enumerate(ref, 1):
+        current = [i]
+        for j, h in enumerate(hyp, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (r != h)))
+        previous = current
+    return previous[-1] / len(ref)

@@ -1,0 +1,89 @@
+"""Speech to text: the offline whisper model on real Chinese speech, and the OpenAI-compatible
+provider against a scripted transcription endpoint on loopback."""
+
+from __future__ import annotations
+
+import io
+import wave
+
+import numpy as np
+import pytest
+from pydantic import SecretStr
+
+from bench.speech import character_error_rate, recorded_samples
+from config.settings import AsrSettings, load_settings
+from providers.asr import OpenAITranscriptionASR, WhisperASR, clean_transcript
+from providers.errors import PermanentProviderError, TransientProviderError
+from tests.support.scripted_llm import Reply, ScriptedLLM
+
+
+@pytest.fixture(scope="module")
+def whisper() -> WhisperASR:
+    settings = load_settings()
+    return WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
+
+
+def test_whisper_transcribes_recorded_mandarin_closely(whisper: WhisperASR) -> None:
+    rates = {}
+    for sample in recorded_samples():
+        text = whisper.transcribe_sync(sample.pcm, 16000)
+        rates[sample.name] = character_error_rate(sample.text, text)
+    assert rates["16k_take_photo.wav"] <= 0.15, rates
+    assert sum(rates.values()) / len(rates) <= 0.2, rates
+
+
+def test_silence_and_noise_transcribe_to_nothing(whisper: WhisperASR) -> None:
+    rng = np.random.default_rng(1)
+    noise = rng.normal(0, 800, 32000).astype("<i2").tobytes()
+    assert whisper.transcribe_sync(b"\0" * 64000, 16000) == ""
+    assert whisper.transcribe_sync(noise, 16000) == ""
+    assert whisper.transcribe_sync(b"\0" * 100, 16000) == ""  # too short to be speech
+
+
+def test_wrong_sample_rate_is_a_clear_error(whisper: WhisperASR) -> None:
+    with pytest.raises(PermanentProviderError, match="16 kHz"):
+        whisper.transcribe_sync(b"\0" * 48000, 24000)
+
+
+def test_cleaning_cuts_decoding_loops_and_converts_to_simplified() -> None:
+    assert clean_transcript("看看這個是什麼", simplified=True) == "看看这个是什么"
+    assert clean_transcript("我认为你要不要" + "认为你要不要" * 20, simplified=True) == (
+        "我认为你要不要"
+    )
+    assert clean_transcript("天" * 60, simplified=False) == "天"
+    assert clean_transcript("我天天吃药，谢谢谢谢", simplified=False) == "我天天吃药，谢谢谢谢"
+    assert clean_transcript("  明天  早上 ", simplified=True) == "明天 早上"
+
+
+def _openai_settings(base_url: str) -> AsrSettings:
+    return load_settings().asr.model_copy(
+        update={"provider": "openai", "base_url": base_url, "api_key": SecretStr("k")}
+    )
+
+
+async def test_openai_provider_uploads_a_wav_and_cleans_the_text(
+    scripted_llm: ScriptedLLM,
+) -> None:
+    scripted_llm.transcriber = lambda body: Reply("幫我記一下買牛奶。\n")
+    asr = OpenAITranscriptionASR(_openai_settings(scripted_llm.base_url))
+    pcm = b"\x01\x00" * 16000
+    assert await asr.transcribe(pcm, 16000) == "帮我记一下买牛奶。"
+    body = scripted_llm.uploads[-1]
+    assert b'name="language"' in body and b"\r\n\r\nzh\r\n" in body
+    wav_start = body.index(b"RIFF")
+    with wave.open(io.BytesIO(body[wav_start : wav_start + 44 + len(pcm)])) as wav:
+        assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (16000, 1, 2)
+        assert wav.readframes(wav.getnframes()) == pcm
+
+
+async def test_openai_provider_classifies_failures(scripted_llm: ScriptedLLM) -> None:
+    asr = OpenAITranscriptionASR(_openai_settings(scripted_llm.base_url))
+    scripted_llm.transcriber = lambda body: Reply(status=503)
+    with pytest.raises(TransientProviderError):
+        await asr.transcribe(b"\x01\x00" * 16000, 16000)
+    scripted_llm.transcriber = lambda body: Reply(status=400)
+    with pytest.raises(PermanentProviderError):
+        await asr.transcribe(b"\x01\x00" * 16000, 16000)
+    dead = OpenAITranscriptionASR(_openai_settings("http://127.0.0.1:9/v1"))
+    with pytest.raises(TransientProviderError):
+        await dead.transcribe(b"\x01\x00" * 16000, 16000)
