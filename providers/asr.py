@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 ASR_SAMPLE_RATE = 16000
-# A unit of 1-8 characters repeated 4+ times in a row: whisper's decoding loop, not speech.
-_LOOP = re.compile(r"(.{1,8}?)\1{3,}")
+# A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
+_LOOP = re.compile(r"(.{1,8}?)\1{5,}")
 _T2S = OpenCC("t2s")
 
 
