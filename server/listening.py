@@ -98,10 +98,11 @@ class Listener:
         self._reset()
         return events
 
-    def wake_word(self) -> None:
-        """``listen detect``: the audio so far was the wake phrase."""
+    def detected(self, wake_word: bool) -> None:
+        """``listen detect``: the audio so far was the wake phrase (or is superseded by typed
+        text); after a real wake word, the phrase's tail is ignored too."""
         self._reset()
-        self._suppress_ms = self.s.wake_suppress_ms
+        self._suppress_ms = self.s.wake_suppress_ms if wake_word else 0
 
     def flush(self, now: float) -> list[ListenerEvent]:
         """The device went away: whatever speech is buffered is a (partial) utterance."""

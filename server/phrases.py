@@ -12,8 +12,8 @@ import unicodedata
 
 # Words that may surround an exit phrase without turning it into a request.
 _COURTESY = (
-    "好的", "好", "那", "嗯", "那就", "先", "这样", "今天", "就", "啦", "了", "吧", "啊", "呀", "哦",
-    "小智", "谢谢", "晚安",
+    "好的", "好", "那", "嗯", "那就", "先", "这样", "今天", "就", "啦", "了", "吧", "啊",
+    "呀", "哦", "小智", "谢谢", "晚安",
 )  # fmt: skip
 
 

@@ -203,7 +203,8 @@ class DeviceSession:
         elif isinstance(event, ListenDetected):
             if self.voice is not None:
                 # Audio before a detect was the wake phrase itself: never a request.
-                self.voice.listener.wake_word()
+                wake = is_one_of(event.text, self.s.turn.session.wake_words)
+                self.voice.listener.detected(wake_word=wake)
             await self._on_user_text(event.text, received_at)
         elif isinstance(event, AbortRequested):
             self.log.info("session.abort", reason=event.reason)

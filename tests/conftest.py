@@ -22,6 +22,7 @@ from redis.asyncio import Redis
 
 from bench.device_client import DeviceClient
 from config.settings import HearthSettings, load_settings
+from providers.asr import SpeechToText
 from providers.embedder import UseEmbedder
 from providers.processes import free_port
 from providers.tts import TextToSpeech
@@ -160,6 +161,7 @@ async def start_hearth(
     llm: ScriptedLLM | None,
     tts: TextToSpeech | None = None,
     memory: MemoryEngine | None = None,
+    asr: SpeechToText | None = None,
     **overrides: Any,
 ) -> AsyncIterator[RunningHearth]:
     """A device server on a free loopback port, wired exactly as ``hearth serve`` wires it."""
@@ -167,7 +169,7 @@ async def start_hearth(
     arq = await create_pool(redis_settings(redis_url))
     chat = build_llm(settings, llm_base_url)
     try:
-        async with device_stack(settings, chat, arq, tts, memory) as (server, hook):
+        async with device_stack(settings, chat, arq, tts, memory, asr) as (server, hook):
             ended = SessionsEnded()
             server.services.end_hooks.append(ended)
             ws = await server.start("127.0.0.1", 0)

@@ -100,12 +100,21 @@ def test_wake_word_audio_is_discarded_and_its_tail_suppressed() -> None:
     listener = Listener(settings(wake_suppress_ms=240, min_silence_ms=180, min_speech_ms=60))
     listener.start("auto")
     assert utterances(feed(listener, [0.9] * 8)) == []  # 「你好小智」 arriving before the detect
-    listener.wake_word()
+    listener.detected(wake_word=True)
     # the first 4 frames after the detect are the phrase's tail: ignored even though voiced
     events = feed(listener, [0.9] * 4 + [0.0] * 2 + [0.9] * 3 + [0.0] * 3, start=100)
     [utterance] = utterances(events)
     assert utterance.voiced_ms == 3 * FRAME_MS
     assert utterance.pcm[0] != 100 % 256  # nothing from before the suppression ended
+
+
+def test_typed_text_discards_buffered_audio_without_suppressing_what_follows() -> None:
+    listener = Listener(settings(wake_suppress_ms=600, min_silence_ms=180, min_speech_ms=60))
+    listener.start("auto")
+    feed(listener, [0.9] * 8)
+    listener.detected(wake_word=False)
+    [utterance] = utterances(feed(listener, [0.9] * 3 + [0.0] * 3, start=100))
+    assert utterance.voiced_ms == 3 * FRAME_MS
 
 
 def test_speech_started_fires_once_after_the_barge_in_time() -> None:

@@ -7,7 +7,9 @@ from server.phrases import is_exit_phrase, is_one_of
 EXITS = ["再见", "拜拜", "退出"]
 
 
-@pytest.mark.parametrize("said", ["再见", "再见。", "拜拜!", "好的，拜拜", "那就先这样吧，再见", "嗯 拜拜 啦"])
+@pytest.mark.parametrize(
+    "said", ["再见", "再见。", "拜拜!", "好的，拜拜", "那就先这样吧，再见", "嗯 拜拜 啦"]
+)
 def test_exit_phrases_with_punctuation_and_courtesy_end_the_session(said: str) -> None:
     assert is_exit_phrase(said, EXITS)
 
