@@ -374,6 +374,17 @@ def bench_writepath(
     bench_main(sessions, local)
 
 
+@bench_app.command("voice")
+def bench_voice(
+    runs: Annotated[int, typer.Option(help="repetitions for the timing figures")] = 10,
+) -> None:
+    """ASR real-time factor, end of speech → stt on loopback, VAD cost per frame, CER."""
+    from bench.voice import main as bench_main
+
+    settings = _settings()
+    _run(lambda: bench_main(settings, runs))
+
+
 def main() -> None:
     try:
         app()
