@@ -163,10 +163,19 @@ class DeviceClient:
         await self.send_audio(pcm, sample_rate=sample_rate, frame_ms=frame_ms, pace=pace)
         result = TurnResult(sent_at=time.perf_counter())
         silence = b"\x00" * (sample_rate * 2 * silence_ms // 1000)
-        await self.send_audio(silence, sample_rate=sample_rate, frame_ms=frame_ms, pace=pace)
-        if mode == "manual":
-            await self.send_json({"type": "listen", "state": "stop"})
-        return await self.collect(result, within_s)
+
+        async def trailing_silence() -> None:
+            await self.send_audio(silence, sample_rate=sample_rate, frame_ms=frame_ms, pace=pace)
+            if mode == "manual":
+                await self.send_json({"type": "listen", "state": "stop"})
+
+        # The mic keeps streaming while the reply is read, as on a device (and stt is timed
+        # when it arrives, not after the silence has been sent).
+        silent = asyncio.create_task(trailing_silence())
+        try:
+            return await self.collect(result, within_s)
+        finally:
+            await silent
 
     async def collect(self, result: TurnResult, within_s: float = 60) -> TurnResult:
         """Read the server's reply to one turn until ``tts stop``."""

@@ -99,6 +99,20 @@ def generated_samples(speed: int = 120) -> list[SpeechSample]:
             enumerate(GENERATED)]  # fmt: skip
 
 
+def trim_silence(pcm: bytes, frame_ms: int = 60) -> bytes:
+    """``pcm`` without the silence before the first and after the last voiced frame (Silero),
+    so that "end of speech" in a measurement is the end of the voice, not of the file."""
+    from providers.vad import StreamingVad
+
+    vad = StreamingVad()
+    size = RATE * 2 * frame_ms // 1000
+    frames = [pcm[i : i + size] for i in range(0, len(pcm), size)]
+    voiced = [n for n, f in enumerate(frames) if vad.frame_probability(f) >= 0.5]
+    if not voiced:
+        return b""
+    return b"".join(frames[voiced[0] : voiced[-1] + 1])
+
+
 _DIGITS = str.maketrans("0123456789", "零一二三四五六七八九")
 
 

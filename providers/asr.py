@@ -36,6 +36,7 @@ HOPELESS_LOGPROB = -2.5
 WHISPER_FRAMES = 3000  # 30 s of 10 ms mel frames: whisper's native window
 # A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
 _LOOP = re.compile(r"(.{1,8}?)\1{5,}")
+_SEPARATOR = re.compile(r"([,，、.。])\s+")
 _T2S = OpenCC("t2s")
 
 
@@ -48,6 +49,7 @@ class SpeechToText(Protocol):
 def clean_transcript(text: str, *, simplified: bool) -> str:
     """One line of text a person would have said: loops cut to one repetition, traditional
     characters converted, whitespace collapsed."""
+    text = _SEPARATOR.sub(r"\1", text)  # 「见见, 见见,见见」: one separator style, so loops match
     text = _LOOP.sub(r"\1", text)
     if simplified:
         text = _T2S.convert(text)
