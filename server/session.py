@@ -244,7 +244,9 @@ class DeviceSession:
         VoiceInput.count_dropped(reason)
         if not self._dropped_logged:  # once per listen cycle, not 16 times a second
             self._dropped_logged = True
-            self.log.warning("voice.audio_dropped", reason=reason, detail=detail)
+            # wake-word audio before listen start is normal firmware behaviour: not a warning
+            level = self.log.warning if reason == "undecodable" else self.log.info
+            level("voice.audio_dropped", reason=reason, detail=detail)
 
     def _on_listener_events(self, events: list[ListenerEvent]) -> None:
         for event in events:
