@@ -64,3 +64,10 @@ def retag(person: str) -> str:
 def conflicts(person: str) -> str:
     """What source priority decided for a person (a capped list, newest first)."""
     return f"{PREFIX}conflicts:{person}"
+
+
+# ---- turn traces -----------------------------------------------------------------------------
+def turn_traces(session_id: str) -> str:
+    """What each turn of one session recalled, called and answered (a capped list, oldest
+    first), for operators and the end-to-end bench. Expires after ``session.trace_ttl_s``."""
+    return f"{PREFIX}traces:{session_id}"

@@ -132,6 +132,7 @@ class SessionSettings(_Section):
     greeting: str
     exit_phrases: list[str]
     goodbye: str
+    trace_ttl_s: float = Field(ge=0)
     asr_apology: str
 
 

@@ -19,6 +19,7 @@ from server.memory.engine import MemoryEngine
 from server.memory.importer import LineError, import_memories, parse_lines
 from server.memory.schema import PersonId
 from server.persons import PersonMap, PersonMapError
+from server.traces import TraceStore
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -70,6 +71,16 @@ def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
 
 def _no_memory() -> Response:
     return JSONResponse({"error": "memory is disabled (memory.enabled: false)"}, 409)
+
+
+def trace_routes(traces: TraceStore, token: str) -> list[Route]:
+    """What each turn of a session recalled, called and answered (kept ``trace_ttl_s``)."""
+
+    async def turns(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        return JSONResponse({"session_id": session_id, "turns": await traces.turns(session_id)})
+
+    return [Route("/admin/sessions/{session_id}/turns", _guarded(token, turns), methods=["GET"])]
 
 
 def person_routes(persons: PersonMap, token: str) -> list[Route]:

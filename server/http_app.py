@@ -20,11 +20,12 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from config.settings import HearthSettings
-from server.admin import admin_routes, person_routes
+from server.admin import admin_routes, person_routes, trace_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.devices import DeviceRegistry
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
+from server.traces import TraceStore
 
 log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000
@@ -125,10 +126,12 @@ def _admin(services: HttpServices) -> list[Route]:
     """Operator endpoints exist only when an admin token is configured."""
     if not services.admin_token:
         return []
-    persons = PersonMap(services.devices.redis)
+    redis = services.devices.redis
+    traces = TraceStore(redis, services.settings.session.trace_ttl_s)
     return [
         *admin_routes(services.memory, services.admin_token),
-        *person_routes(persons, services.admin_token),
+        *person_routes(PersonMap(redis), services.admin_token),
+        *trace_routes(traces, services.admin_token),
     ]
 
 

@@ -35,7 +35,8 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.session import SessionServices
-from server.tools import ToolRegistry
+from server.tools import ToolContext, ToolRegistry
+from server.traces import TraceStore
 from server.turn import PromptContributor, TurnServices
 from server.voice_input import VoiceServices
 from server.ws_server import DeviceServer
@@ -151,6 +152,12 @@ async def device_stack(
         contributors=contributors,
         encode_pool=encode_pool(settings.audio.encode_threads),
     )
+    traces = TraceStore(arq, settings.session.trace_ttl_s)
+
+    async def save_trace(context: ToolContext) -> None:
+        await traces.save(context.session_id, context.trace)
+
+    turn.on_turn_end = save_trace
     hook = EnqueueOnSessionEnd(arq, settings.data_dir / "spool")
     host = settings.server.public_host or "127.0.0.1"
     services = SessionServices(

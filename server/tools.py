@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.traces import TurnTrace
+
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
 
 
@@ -18,6 +20,7 @@ class ToolContext:
     person: str
     device_id: str
     session_id: str
+    trace: TurnTrace = field(default_factory=TurnTrace)  # this turn's, filled as it runs
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,6 +62,8 @@ class TurnServices:
     encode_pool: Executor | None = None  # None = asyncio's default executor
     # Observability hook: (text→first frame seconds, of which provider seconds) per turn.
     on_first_audio: Callable[[float, float], None] | None = None
+    # Called with the turn's trace (recall, tool calls, reply) just before tts stop.
+    on_turn_end: Callable[[ToolContext], Awaitable[None]] | None = None
 
 
 @dataclass
@@ -130,6 +132,8 @@ class Turn:
         if heard is not None:
             self.conversation.add(Utterance("user", heard, time.time()))
             self.protocol.send_stt(heard)
+        self.context.trace.question = heard or ""
+        self.context.trace.person = self.context.person
         self.protocol.send_tts_start()
         await self.flush()
         queue: SentenceQueue = asyncio.Queue()
@@ -147,6 +151,10 @@ class Turn:
             self.conversation.add(
                 Utterance("assistant", "".join(self.spoken), time.time(), interrupted=not finished)
             )
+            self.context.trace.reply = "".join(self.spoken)
+            self.context.trace.finished = finished
+        if self.s.on_turn_end is not None:
+            await self.s.on_turn_end(self.context)
         self.protocol.send_tts_stop()
         await self.flush()
 
@@ -219,18 +227,25 @@ class Turn:
             if not isinstance(arguments, dict):
                 raise ValueError("arguments must be a JSON object")
         except (orjson.JSONDecodeError, ValueError) as exc:
-            return f"error: invalid arguments for {call.name}: {exc}"
-        tool = self.s.tools.get(call.name)
+            error = f"error: invalid arguments for {call.name}: {exc}"
+            self.context.trace.record_tool(call.name, {"raw": call.arguments}, error)
+            return error
         log.info("turn.tool_call", tool=call.name, arguments=arguments)
+        result = await self._run_tool(call.name, arguments)
+        self.context.trace.record_tool(call.name, arguments, result)
+        return result
+
+    async def _run_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        tool = self.s.tools.get(name)
         try:
             if tool is not None:
                 return await tool.handler(arguments, self.context)
-            if self.mcp is not None and call.name in self.mcp.tools:
-                return await self.mcp.call(call.name, arguments)
+            if self.mcp is not None and name in self.mcp.tools:
+                return await self.mcp.call(name, arguments)
         except McpCallError as exc:
-            log.warning("turn.device_tool_failed", tool=call.name, error=str(exc))
+            log.warning("turn.device_tool_failed", tool=name, error=str(exc))
             return f"error: {exc}"
-        return f"error: unknown tool {call.name}"
+        return f"error: unknown tool {name}"
 
     # ---- speaking ----------------------------------------------------------------------------
     # Two stages so synthesis and encoding of sentence n+1 overlap the pacing of sentence n:

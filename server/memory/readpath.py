@@ -146,6 +146,7 @@ class ReadPath:
             ms=round(recall.timings_ms["total"], 2),
             block=recall.block,
         )
+        context.trace.memory = recall.as_json()
         return recall.block or None
 
 

@@ -94,3 +94,47 @@ async def test_check_safety_answers_for_the_callers_person_only(
     assert "小橙子对花生过敏" in tool_result["content"]
     assert "青霉素" not in tool_result["content"] and "猫毛" not in tool_result["content"]
     assert result.text == "推荐一家不以海鲜为主的餐厅。"
+
+
+async def test_each_turn_leaves_a_trace_of_recall_tools_and_reply(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    import httpx
+
+    from server.devices import DeviceRegistry
+    from server.http_app import HttpServices, build_http_app
+    from server.traces import TraceStore
+
+    replies = iter([
+        Reply(tool_calls=[{"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}]),
+        Reply("提醒一下，你老婆对海鲜过敏。"),
+    ])  # fmt: skip
+    memory_hearth.llm.responder = lambda req: next(replies)
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    await device.ask("订个海鲜礼包送我老婆")
+    await device.close()
+
+    [trace] = await TraceStore(redis, 60).turns(device.session_id)
+    assert trace["question"] == "订个海鲜礼包送我老婆"
+    assert trace["person"] == await own_person(MAC)
+    safety = [m["text"] for m in trace["memory"]["groups"]["safety"]]
+    assert any("我老婆对海鲜过敏" in text for text in safety)
+    assert "[安全约束]" in trace["memory"]["prompt_block"]
+    [call] = trace["tool_calls"]
+    assert call["name"] == "check_safety" and call["arguments"] == {"topic": "海鲜礼包"}
+    assert "我老婆对海鲜过敏" in call["result"]
+    assert trace["reply"] == "提醒一下，你老婆对海鲜过敏。" and trace["finished"]
+
+    # the same through the admin API, which needs its token
+    services = HttpServices(
+        memory_hearth.settings, memory_hearth.authority, DeviceRegistry(redis), "metrics",
+        admin_token="admin-secret",
+    )  # fmt: skip
+    transport = httpx.ASGITransport(app=build_http_app(services))
+    async with httpx.AsyncClient(transport=transport, base_url="http://hearth") as client:
+        url = f"/admin/sessions/{device.session_id}/turns"
+        assert (await client.get(url)).status_code == 401
+        answer = await client.get(url, headers={"Authorization": "Bearer admin-secret"})
+    assert answer.status_code == 200
+    assert answer.json()["turns"] == [trace]
