@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
@@ -372,6 +373,55 @@ def bench_writepath(
     from bench.writepath import main as bench_main
 
     bench_main(sessions, local)
+
+
+@bench_app.command("e2e")
+def bench_e2e(
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    fill: Annotated[str, typer.Option(help="snapshot (fixed memories) | replay (full loop)")] = (
+        "snapshot"
+    ),
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    layers: Annotated[
+        str, typer.Option(help="retrieval,answer,safety")
+    ] = "retrieval,answer,safety",
+    llm_url: Annotated[
+        str | None, typer.Option(help="answering model (OpenAI-compatible); default: local")
+    ] = None,
+    judge_url: Annotated[
+        str | None, typer.Option(help="judge endpoint; default: the answering model")
+    ] = None,
+    judge_model: Annotated[str, typer.Option()] = "judge",
+    only: Annotated[str, typer.Option(help="comma-separated question ids")] = "",
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    timeout: Annotated[float, typer.Option(help="seconds per question")] = 180,
+) -> None:
+    """Memory quality over the real device protocol, scored in layers (see README)."""
+    import os
+
+    from bench.e2e.run import E2EOptions, run
+
+    if fill not in ("snapshot", "replay"):
+        raise typer.BadParameter("--fill is snapshot or replay")
+    chosen = tuple(layer.strip() for layer in layers.split(",") if layer.strip())
+    options = E2EOptions(
+        name=name or time.strftime("e2e-%Y%m%d-%H%M%S"), out=out, fill=fill, overrides=set_,
+        layers=chosen, llm_url=llm_url, judge_url=judge_url, judge_model=judge_model,
+        judge_key=os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
+        only=tuple(q.strip() for q in only.split(",") if q.strip()), timeout_s=timeout,
+    )  # fmt: skip
+    settings = _settings()
+    _run(lambda: run(settings, options))
+
+
+@bench_app.command("compare")
+def bench_compare(run_a: Path, run_b: Path) -> None:
+    """Per-category and per-question differences between two e2e runs (same snapshot)."""
+    from bench.e2e.report import compare
+
+    compare(run_a, run_b, console)
 
 
 @bench_app.command("voice")

@@ -1,0 +1,173 @@
+"""The Hearth under test: ``hearth up`` in its own process and data folder, driven like a real
+installation — snapshot imported and the bench device mapped to the ``bench`` person through the
+admin API, questions asked over the device WebSocket, turn traces read back through the admin API.
+
+``--set section.key=value`` overrides become ``HEARTH_SECTION__KEY`` environment variables of
+that process, so an ablation changes exactly one setting of an otherwise identical server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from bench.device_client import DeviceClient, TurnResult
+from config.settings import HearthSettings, load_settings
+from providers.processes import free_port
+from server.runtime import admin_url_file, authority_for
+
+BENCH_DEVICE = "be:9c:00:00:00:01"
+BENCH_CLIENT = "00000000-0000-4000-8000-0000000be9c0"
+
+
+def env_overrides(pairs: list[str]) -> dict[str, str]:
+    """``memory.entity_limit=0`` → ``{"HEARTH_MEMORY__ENTITY_LIMIT": "0"}``."""
+    env = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--set expects KEY=VALUE, got {pair!r}")
+        env["HEARTH_" + key.strip().upper().replace(".", "__")] = value
+    return env
+
+
+@dataclass
+class Answer:
+    question: str
+    reply: str
+    trace: dict[str, Any]
+    seconds: float
+
+
+class HearthUnderTest:
+    def __init__(
+        self, data_dir: Path, settings: HearthSettings, ws_port: int, local_llm_url: str | None
+    ) -> None:
+        self.data_dir = data_dir
+        self.local_llm_url = local_llm_url  # the answering model when no --llm-url was given
+        self.settings = settings
+        self.ws_url = f"ws://127.0.0.1:{ws_port}/xiaozhi/v1/"
+        self.admin_url = admin_url_file(settings).read_text().strip()
+        self.admin_token = (data_dir / "secrets" / "admin_token").read_text().strip()
+        self.http = httpx.AsyncClient(
+            base_url=self.admin_url,
+            headers={"Authorization": f"Bearer {self.admin_token}"},
+            timeout=60,
+        )
+
+    async def admin(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        response = await self.http.request(method, path, **kwargs)
+        response.raise_for_status()
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def prepare(self, person: str, snapshot_jsonl: str | None) -> None:
+        await self.admin(
+            "POST", "/admin/persons", json={"device_id": BENCH_DEVICE, "person": person}
+        )
+        if snapshot_jsonl is not None:
+            await self.admin("POST", "/admin/memory/import",
+                             json={"person": person, "jsonl": snapshot_jsonl})  # fmt: skip
+
+    def device(self) -> DeviceClient:
+        token = authority_for(self.settings).mint(BENCH_DEVICE, BENCH_CLIENT, time.time())
+        return DeviceClient(self.ws_url, BENCH_DEVICE, BENCH_CLIENT, token)
+
+    async def ask(self, question: str, within_s: float) -> Answer:
+        """One question on a new connection ("days later": only memory can answer)."""
+        device = self.device()
+        started = time.perf_counter()
+        await device.connect()
+        try:
+            result: TurnResult = await device.ask(question, within_s=within_s)
+        finally:
+            await device.close()
+        seconds = time.perf_counter() - started
+        turns = (await self.admin("GET", f"/admin/sessions/{device.session_id}/turns"))["turns"]
+        return Answer(question, result.text, turns[-1] if turns else {}, seconds)
+
+    async def say(self, lines: list[str], within_s: float) -> str:
+        """A scripted conversation on one connection; returns its session id."""
+        device = self.device()
+        await device.connect()
+        try:
+            for line in lines:
+                await device.ask(line, within_s=within_s)
+        finally:
+            await device.close()
+        return device.session_id
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+@contextlib.asynccontextmanager
+async def running_hearth(
+    data_dir: Path, overrides: list[str], llm_url: str | None, log_file: Path,
+    startup_timeout_s: float = 300,
+) -> AsyncIterator[HearthUnderTest]:  # fmt: skip
+    """``hearth up`` on free loopback ports in ``data_dir`` (absolute), with the installed local
+    models."""
+    home = load_settings()  # where this installation keeps its model files
+    ws_port, http_port, llm_port = free_port(), free_port(), free_port()
+    env = {
+        **os.environ,
+        "HEARTH_DATA_DIR": str(data_dir),
+        "HEARTH_LOG_LEVEL": "info",
+        "HEARTH_LOG_FORMAT": "json",
+        "HEARTH_SERVER__HOST": "127.0.0.1",
+        "HEARTH_SERVER__WS_PORT": str(ws_port),
+        "HEARTH_SERVER__HTTP_PORT": str(http_port),
+        "HEARTH_LOCAL_LLM__PORT": str(llm_port),
+        "HEARTH_LOCAL_LLM__MODEL_FILE": str(home.resolve(home.local_llm.model_file).absolute()),
+        "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
+        **({"HEARTH_LLM__BASE_URL": llm_url} if llm_url else {}),
+        **env_overrides(overrides),
+    }
+    env.pop("HEARTH_CONFIG", None)
+    with log_file.open("ab") as log:
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "server.cli", "up", env=env, stdout=log, stderr=log,
+            cwd=data_dir,  # no ./hearth.yaml of the caller's applies
+        )  # fmt: skip
+    settings = load_settings(data_dir=data_dir)
+    hearth: HearthUnderTest | None = None
+    try:
+        deadline = time.monotonic() + startup_timeout_s
+        while hearth is None:
+            if proc.returncode is not None:
+                raise RuntimeError(f"hearth up exited with {proc.returncode}; see {log_file}")
+            if admin_url_file(settings).is_file():
+                local = None if llm_url else f"http://127.0.0.1:{llm_port}/v1"
+                candidate = HearthUnderTest(data_dir, settings, ws_port, local)
+                with contextlib.suppress(httpx.HTTPError):
+                    if (await candidate.http.get("/health")).status_code == 200:
+                        hearth = candidate
+                        break
+                await candidate.close()
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"hearth up not ready in {startup_timeout_s:.0f} s; see {log_file}"
+                )
+            await asyncio.sleep(0.2)
+        yield hearth
+    finally:
+        if hearth is not None:
+            await hearth.close()
+        if proc.returncode is None:
+            proc.terminate()
+            try:
+                async with asyncio.timeout(30):
+                    await proc.wait()
+            except TimeoutError:
+                proc.kill()
+                await proc.wait()

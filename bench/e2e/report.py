@@ -1,0 +1,146 @@
+"""What a person looks at after a run: a terminal table per category and layer, every question
+as a JSON line, a summary, and an HTML report with a chart per layer; and run comparisons."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+from bench.e2e.data import MEMORY_CATEGORIES, SAFETY_RULES
+from bench.e2e.scoring import Result, Tally, summarize
+
+LAYERS = ("retrieval", "answer", "safety")
+KINDS = (*MEMORY_CATEGORIES, *SAFETY_RULES)
+
+
+def write_run(folder: Path, results: list[Result], meta: dict[str, Any]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    with (folder / "results.jsonl").open("wb") as out:
+        for r in results:
+            out.write(orjson.dumps(r.as_json()) + b"\n")
+    table = summarize(results)
+    summary = {
+        "meta": meta,
+        "scores": {kind: {layer: {"passed": t.passed, "scored": t.scored}
+                          for layer, t in row.items()} for kind, row in table.items()},
+        "judge_unusable": [r.id for r in results if r.answer in ("unparsed", "error")],
+    }  # fmt: skip
+    (folder / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
+    (folder / "report.html").write_text(html_report(results, table, meta))
+
+
+def terminal_table(results: list[Result], title: str) -> Table:
+    table = summarize(results)
+    out = Table(title=title)
+    out.add_column("category / rule")
+    out.add_column("questions", justify="right")
+    for layer in LAYERS:
+        out.add_column(layer, justify="right")
+    totals = {layer: Tally() for layer in LAYERS}
+    for kind in KINDS:
+        if kind not in table:
+            continue
+        row = table[kind]
+        count = sum(1 for r in results if r.kind == kind)
+        out.add_row(kind, str(count), *(row[layer].text() for layer in LAYERS))
+        for layer in LAYERS:
+            totals[layer].passed += row[layer].passed
+            totals[layer].scored += row[layer].scored
+    out.add_row("all", str(len(results)), *(totals[layer].text() for layer in LAYERS),
+                style="bold")  # fmt: skip
+    return out
+
+
+def _bars(table: dict[str, dict[str, Tally]], layer: str) -> str:
+    """One horizontal bar per category: the pass rate of ``layer`` (inline SVG, no scripts)."""
+    rows = [(k, table[k][layer]) for k in KINDS if k in table and table[k][layer].scored]
+    if not rows:
+        return ""
+    height = 22 * len(rows) + 10
+    parts = [f'<svg width="560" height="{height}" role="img" aria-label="{layer}">']
+    for i, (kind, tally) in enumerate(rows):
+        y = 5 + 22 * i
+        width = int(360 * (tally.rate or 0))
+        parts.append(f'<text x="0" y="{y + 14}" font-size="13">{kind}</text>')
+        parts.append(f'<rect x="110" y="{y}" width="360" height="16" fill="#eee"/>')
+        parts.append(f'<rect x="110" y="{y}" width="{width}" height="16" fill="#3b7dd8"/>')
+        parts.append(f'<text x="478" y="{y + 14}" font-size="13">{tally.text()}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def html_report(results: list[Result], table: dict[str, dict[str, Tally]],
+                meta: dict[str, Any]) -> str:  # fmt: skip
+    esc = html.escape
+    charts = "".join(
+        f"<section><h2>{layer}</h2>{_bars(table, layer)}</section>" for layer in LAYERS
+    )
+    rows = []
+    for r in results:
+        verdicts = (("retrieval", r.retrieval), ("answer", r.answer), ("safety", r.safety))
+        marks = " ".join(f"<b>{k}</b>: {esc(str(v))}" for k, v in verdicts if v is not None)
+        rows.append(
+            f"<tr><td>{esc(r.id)}</td><td>{esc(r.kind)}</td><td>{esc(r.question)}</td>"
+            f"<td>{esc(r.reply)}</td><td><pre>{esc(r.injected)}</pre></td>"
+            f"<td>{esc(', '.join(r.tool_calls))}</td><td>{marks}<br><small>"
+            f"{esc(r.retrieval_detail)} {esc(r.safety_detail)} {esc(r.answer_reason)}"
+            f"</small></td></tr>"
+        )
+    settings = esc(orjson.dumps(meta, option=orjson.OPT_INDENT_2).decode())
+    return f"""<!doctype html><html lang="zh"><head><meta charset="utf-8">
+<title>Hearth e2e bench — {esc(str(meta.get("name", "")))}</title>
+<style>body{{font-family:sans-serif;margin:2em}}td,th{{border-bottom:1px solid #ddd;
+padding:4px;vertical-align:top;font-size:13px}}pre{{white-space:pre-wrap;margin:0}}
+section{{display:inline-block;margin-right:2em}}</style></head><body>
+<h1>Hearth e2e bench — {esc(str(meta.get("name", "")))}</h1><pre>{settings}</pre>{charts}
+<table><tr><th>id</th><th>kind</th><th>question</th><th>answer</th><th>injected memory</th>
+<th>tools</th><th>verdicts</th></tr>{"".join(rows)}</table></body></html>"""
+
+
+def load_run(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    results = [orjson.loads(line) for line in (folder / "results.jsonl").read_bytes().splitlines()]
+    summary: dict[str, Any] = orjson.loads((folder / "summary.json").read_bytes())
+    return results, summary
+
+
+def compare(a: Path, b: Path, console: Console) -> None:
+    """Per-category deltas per layer, then every question whose verdict changed."""
+    (ra, sa), (rb, sb) = load_run(a), load_run(b)
+    table = Table(title=f"{a.name} → {b.name}")
+    table.add_column("category / rule")
+    for layer in LAYERS:
+        table.add_column(layer, justify="right")
+    for kind in KINDS:
+        cells = []
+        for layer in LAYERS:
+            x = sa["scores"].get(kind, {}).get(layer, {"passed": 0, "scored": 0})
+            y = sb["scores"].get(kind, {}).get(layer, {"passed": 0, "scored": 0})
+            if not x["scored"] and not y["scored"]:
+                cells.append("—")
+                continue
+            delta = y["passed"] - x["passed"]
+            sign = f"[green]+{delta}[/green]" if delta > 0 else (
+                f"[red]{delta}[/red]" if delta < 0 else "±0")  # fmt: skip
+            cells.append(f"{x['passed']}/{x['scored']} → {y['passed']}/{y['scored']} {sign}")
+        table.add_row(kind, *cells)
+    console.print(table)
+    console.print(f"A: {orjson.dumps(sa['meta'].get('overrides')).decode()}  "
+                  f"B: {orjson.dumps(sb['meta'].get('overrides')).decode()}")  # fmt: skip
+    by_id = {r["id"]: r for r in ra}
+    changed = Table(title="questions whose verdict changed")
+    for column in ("id", "question", "layer", "A", "B"):
+        changed.add_column(column)
+    for r in rb:
+        old = by_id.get(r["id"])
+        if old is None:
+            continue
+        for layer in LAYERS:
+            if old.get(layer) != r.get(layer):
+                changed.add_row(r["id"], r["question"], layer, str(old.get(layer)),
+                                str(r.get(layer)))  # fmt: skip
+    console.print(changed)

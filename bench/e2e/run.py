@@ -1,0 +1,168 @@
+"""``hearth bench e2e``: fill memory (snapshot or replayed conversations), ask every question on
+a new device connection, score the layers, write the run folder, print the table."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import hashlib
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from arq.jobs import Job, JobStatus
+from redis.asyncio import Redis
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from bench.e2e.data import (
+    DATA,
+    QUESTIONS_FILE,
+    SNAPSHOT_FILE,
+    Question,
+    load_questions,
+    load_snapshot,
+    render_dates,
+)
+from bench.e2e.hearth import HearthUnderTest, running_hearth
+from bench.e2e.instant_llm import instant_llm
+from bench.e2e.judge import Judge
+from bench.e2e.report import terminal_table, write_run
+from bench.e2e.scoring import Result, score
+from config.settings import HearthSettings
+from providers.llm import JsonLLM
+from server.runtime import redis_url_file
+
+console = Console()
+Layer = str
+CONVERSATIONS_FILE = DATA / "conversations.yaml"
+
+
+@dataclass
+class E2EOptions:
+    name: str
+    out: Path
+    fill: str = "snapshot"  # snapshot | replay
+    overrides: list[str] = field(default_factory=list)
+    layers: tuple[Layer, ...] = ("retrieval", "answer", "safety")
+    llm_url: str | None = None  # None: the local model of the Hearth under test
+    judge_url: str | None = None  # None: the answering model
+    judge_model: str = "judge"
+    judge_key: str = ""
+    only: tuple[str, ...] = ()
+    timeout_s: float = 180
+    write_timeout_s: float = 1800
+    snapshot_file: Path = SNAPSHOT_FILE
+    questions_file: Path = QUESTIONS_FILE
+
+
+def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
+    local = hearth.local_llm_url
+    url = options.judge_url or options.llm_url or local
+    if url is None:
+        raise ValueError("no judge endpoint")
+    style = "json_object" if url == local else "json_schema"
+    llm = JsonLLM(base_url=url, model=options.judge_model, api_key=options.judge_key,
+                  timeout_s=600, max_tokens=200, style=style)  # type: ignore[arg-type]  # fmt: skip
+    return Judge(llm)
+
+
+async def _replay(hearth: HearthUnderTest, today: dt.date, options: E2EOptions) -> int:
+    """Say each scripted session, then wait until its write job has finished."""
+    plan = yaml.safe_load(CONVERSATIONS_FILE.read_text())
+    redis = Redis.from_url(redis_url_file(hearth.settings).read_text().strip())
+    try:
+        for session in plan["sessions"]:
+            lines = [render_dates(line, today) for line in session["lines"]]
+            session_id = await hearth.say(lines, options.timeout_s)
+            job = Job(session_id, redis)
+            deadline = time.monotonic() + options.write_timeout_s
+            while await job.status() != JobStatus.complete:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"write job {session_id} not done")
+                await asyncio.sleep(0.5)
+        return len(plan["sessions"])
+    finally:
+        await redis.aclose()
+
+
+async def run(home: HearthSettings, options: E2EOptions) -> Path:
+    """Retrieval-only runs without a model of their own get the instant endpoint."""
+    if options.llm_url is None and set(options.layers) == {"retrieval"}:
+        async with instant_llm() as url:
+            options.llm_url = url
+            return await _run(options)
+    return await _run(options)
+
+
+async def _run(options: E2EOptions) -> Path:
+    questions = load_questions(options.questions_file)
+    if options.only:
+        questions = [q for q in questions if q.id in options.only]
+    snapshot = load_snapshot(options.snapshot_file)
+    today = dt.date.today()
+    texts = snapshot.texts(today)
+    safety_ids = {m.id for m in snapshot.memories if m.cls == "safety"}
+    folder = options.out / options.name
+    results: list[Result] = []
+    started = time.time()
+    with tempfile.TemporaryDirectory(prefix="hearth-e2e-") as tmp:
+        async with running_hearth(Path(tmp), options.overrides, options.llm_url,
+                                  _log_file(folder)) as hearth:  # fmt: skip
+            fixed = snapshot.jsonl(today) if options.fill == "snapshot" else None
+            await hearth.prepare(snapshot.person, fixed)
+            if options.fill == "replay":
+                console.print(f"replayed {await _replay(hearth, today, options)} sessions")
+            judge = _judge(options, hearth) if "answer" in options.layers else None
+            columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                       TimeElapsedColumn())  # fmt: skip
+            with Progress(*columns, console=console) as progress:
+                task = progress.add_task("asking", total=len(questions))
+                for q in questions:
+                    progress.update(task, description=f"{q.id} {q.question[:12]}")
+                    results.append(await _one(hearth, q, judge, options, texts, safety_ids, today))
+                    progress.advance(task)
+    meta = {
+        "name": options.name, "fill": options.fill, "overrides": options.overrides,
+        "layers": list(options.layers), "llm": options.llm_url or "local",
+        "llm_kind": "instant" if set(options.layers) == {"retrieval"} else "model",
+        "judge": options.judge_url or options.llm_url or "local", "date": today.isoformat(),
+        "snapshot_sha256": hashlib.sha256(options.snapshot_file.read_bytes()).hexdigest()[:16],
+        "questions": len(results), "seconds": round(time.time() - started, 1),
+    }  # fmt: skip
+    write_run(folder, results, meta)
+    console.print(terminal_table(results, f"hearth bench e2e — {options.name}"))
+    console.print(f"run folder: {folder} (results.jsonl, summary.json, report.html)")
+    return folder
+
+
+def _log_file(folder: Path) -> Path:
+    """The Hearth under test logs (JSON lines) beside the run folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / "hearth.log"
+
+
+async def _one(
+    hearth: HearthUnderTest, q: Question, judge: Judge | None, options: E2EOptions,
+    texts: dict[str, str], safety_ids: set[str], today: dt.date,
+) -> Result:  # fmt: skip
+    try:
+        answer = await hearth.ask(q.question, options.timeout_s)
+    except TimeoutError:
+        return Result(q.id, q.kind, q.layer, q.question, "", options.timeout_s,
+                      answer="error", answer_reason="no reply in time")  # fmt: skip
+    replay = options.fill == "replay"
+    result = score(q, answer.reply, answer.trace, answer.seconds, texts, safety_ids)
+    if replay and q.kind not in ("noise", "quiet"):
+        # replayed memories are worded by the write path, not by the snapshot: no id to match
+        result.retrieval, result.retrieval_detail = None, "not scored in replay mode"
+    if "retrieval" not in options.layers:
+        result.retrieval = None
+    if "safety" not in options.layers:
+        result.safety = None
+    if judge is not None and q.layer == "memory":
+        verdict = await judge.judge(q.kind, q.question, render_dates(q.answer, today), answer.reply)
+        result.answer, result.answer_reason = verdict.verdict, verdict.reason
+    return result
