@@ -68,7 +68,10 @@ def parse_verdict(reply: str) -> Judgement:
                 return Judgement(verdict, reason)  # type: ignore[arg-type]
     lowered = text.lower()
     fails = [w for w in _FAIL_WORDS if w in lowered]
-    passes = [w for w in _PASS_WORDS if w in lowered and not any(w in f for f in fails)]
+    rest = lowered
+    for word in _FAIL_WORDS:  # 「不通过」 holds 「通过」: look for pass words outside fail words
+        rest = rest.replace(word, " ")
+    passes = [w for w in _PASS_WORDS if w in rest]
     if fails and not passes:
         return Judgement("fail", text[:300])
     if passes and not fails:
