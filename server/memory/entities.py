@@ -17,6 +17,20 @@ RELATIONS: tuple[str, ...] = (
     "姥爷", "哥哥", "姐姐", "弟弟", "妹妹", "女朋友", "男朋友", "对象", "婆婆", "公公",
     "岳母", "岳父", "丈母娘", "孙子", "孙女",
 )  # fmt: skip
+# One person, many words: a question in any of them reaches memories stored under any other
+# (「买点西柚带给我妈」 must reach 「妈妈每天早上吃降压药…」). Spoken forms like 我妈 / 我爸 are
+# not relation words of their own (「妈」 alone is too short to match safely).
+SYNONYMS: tuple[tuple[str, ...], ...] = (
+    ("妈妈", "母亲", "老妈", "我妈", "咱妈"),
+    ("爸爸", "父亲", "老爸", "我爸", "咱爸"),
+    ("老婆", "妻子", "媳妇", "爱人", "太太"),
+    ("老公", "丈夫"),
+    ("女儿", "闺女"),
+    ("外婆", "姥姥"),
+    ("外公", "姥爷"),
+    ("岳母", "丈母娘"),
+)
+_GROUP = {word: group for group in SYNONYMS for word in group}
 # Words that mean "the whole family": every relation applies.
 FAMILY_WORDS: tuple[str, ...] = ("家里人", "家人", "全家", "一家人", "家里")
 _SELF_WORDS = frozenset({"我", "自己", "本人", "用户"})
@@ -33,9 +47,15 @@ def relations_in(text: str) -> list[str]:
     """Relation words a question is about; family words expand to every relation."""
     if any(word in text for word in FAMILY_WORDS):
         return list(RELATIONS)
-    found = [word for word in RELATIONS if word in text]
-    # 女朋友 contains 朋友-free relations only; drop shorter words inside longer hits
-    return [w for w in found if not any(w != o and w in o for o in found)]
+    found = [word for word in (*RELATIONS, *_GROUP) if word in text]
+    # drop shorter words inside longer hits (女朋友 is not 朋友; 我妈妈 is one mention)
+    found = [w for w in found if not any(w != o and w in o for o in found)]
+    expanded: list[str] = []
+    for word in found:
+        for same in _GROUP.get(word, (word,)):
+            if same in RELATIONS and same not in expanded:
+                expanded.append(same)
+    return expanded
 
 
 def names_in(text: str) -> list[str]:
@@ -84,7 +104,7 @@ _FIRST_PERSON = re.compile(r"我|咱|俺")
 def personally_anchored(question: str) -> bool:
     """Does the question talk about the household itself (我的, 我家, 我老婆…), as opposed to a
     command or general question (放首歌, 明天会下雨吗)?"""
-    if any(word in question for word in RELATIONS) or any(w in question for w in FAMILY_WORDS):
+    if relations_in(question):
         return True
     return bool(_FIRST_PERSON.search(_COMMAND_IDIOMS.sub("", question)))
 

@@ -22,8 +22,15 @@ def test_names_introduced_in_a_memory(text: str, names: list[str]) -> None:
 
 def test_family_words_mean_every_relation() -> None:
     assert "老婆" in relations_in("周末带家里人出去吃饭要注意什么")
-    assert relations_in("订个海鲜礼包送我老婆") == ["老婆"]
+    assert relations_in("订个海鲜礼包送我老婆") == ["老婆", "妻子", "媳妇", "爱人"]
     assert relations_in("我女朋友喜欢什么") == ["女朋友"]
+
+
+def test_spoken_forms_and_synonyms_reach_the_same_person() -> None:
+    assert relations_in("买点西柚带给我妈") == ["妈妈", "母亲", "老妈"]
+    assert relations_in("给我爸做红烧肉") == ["爸爸", "父亲", "老爸"]
+    assert relations_in("我妈妈住哪") == ["妈妈", "母亲", "老妈"]
+    assert personally_anchored("买点西柚带给我妈")  # 「给我」 is an idiom, 「我妈」 is not
 
 
 @pytest.mark.parametrize(
