@@ -71,3 +71,7 @@ def turn_traces(session_id: str) -> str:
     """What each turn of one session recalled, called and answered (a capped list, oldest
     first), for operators and the end-to-end bench. Expires after ``session.trace_ttl_s``."""
     return f"{PREFIX}traces:{session_id}"
+
+
+# ---- MCP endpoints ---------------------------------------------------------------------------
+MCP_TOKENS = PREFIX + "mcp:tokens"  # hash sha256(token) -> json {name, person, source, endpoint}

@@ -171,6 +171,7 @@ class ApiSettings(_Section):
 
 
 class WriteSettings(_Section):
+    enabled: bool
     base_url: str | None
     model: str | None
     api_key: SecretStr
@@ -186,6 +187,16 @@ class WriteSettings(_Section):
 
 class RedisSettings(_Section):
     url: str | None
+
+
+class McpSettings(_Section):
+    enabled: bool
+    agent_port: int = Field(ge=0, le=65535)
+    device_port: int = Field(ge=0, le=65535)
+    allowed_origins: list[str]
+    stdio_person: str | None
+    stdio_source: str
+    agent_person: str | None
 
 
 class QdrantSettings(_Section):
@@ -220,6 +231,7 @@ class HearthSettings(BaseSettings):
     write: WriteSettings
     redis: RedisSettings
     qdrant: QdrantSettings
+    mcp: McpSettings
 
     @classmethod
     def settings_customise_sources(

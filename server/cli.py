@@ -31,6 +31,8 @@ jobs_app = typer.Typer(no_args_is_help=True, help="Write-path jobs that failed f
 app.add_typer(jobs_app, name="jobs")
 api_key_app = typer.Typer(no_args_is_help=True, help="Memory API keys, bound to stores")
 app.add_typer(api_key_app, name="api-key")
+mcp_app = typer.Typer(no_args_is_help=True, help="Hearth as an MCP server: tokens, stdio")
+app.add_typer(mcp_app, name="mcp")
 console = Console()
 T = TypeVar("T")
 READPATH_SCALES = [1000, 10000]
@@ -373,6 +375,70 @@ def bench_writepath(
     from bench.writepath import main as bench_main
 
     bench_main(sessions, local)
+
+
+@mcp_app.command("token-create")
+def mcp_token_create(
+    person: Annotated[str, typer.Option("--person", "-p", help="whose memory the token reaches")],
+    endpoint: Annotated[str, typer.Option(help="agent (full) or device (check_safety)")] = "agent",
+    source: Annotated[str, typer.Option(help="source name its writes are recorded under")] = "mcp",
+    name: Annotated[str, typer.Option(help="a label (the MCP client's name)")] = "",
+) -> None:
+    """Mint an MCP token bound to one person and source; the secret is printed once."""
+    from server.mcp_endpoints import ENDPOINTS, McpTokens
+
+    if endpoint not in ENDPOINTS:
+        raise typer.BadParameter(f"--endpoint is one of {ENDPOINTS}")
+    label = name or f"{source}@{person}"
+    token = _with_redis(lambda redis: McpTokens(redis).create(label, person, source, endpoint))
+    console.print(f"{endpoint} token for person {person} (source {source}):")
+    print(token)
+
+
+@mcp_app.command("token-list")
+def mcp_token_list() -> None:
+    from server.mcp_endpoints import McpTokens
+
+    table = Table("id", "name", "person", "source", "endpoint")
+    for t in _with_redis(lambda redis: McpTokens(redis).all()):
+        table.add_row(t["id"], t["name"], t["person"], t["source"], t["endpoint"])
+    console.print(table)
+
+
+@mcp_app.command("token-revoke")
+def mcp_token_revoke(token_id: str) -> None:
+    from server.mcp_endpoints import McpTokens
+
+    if not _with_redis(lambda redis: McpTokens(redis).revoke(token_id)):
+        console.print(f"[red]no single token starts with {token_id}[/red]")
+        raise typer.Exit(1)
+    console.print(f"revoked {token_id}")
+
+
+@mcp_app.command("stdio")
+def mcp_stdio(
+    person: Annotated[str | None, typer.Option(help="default: mcp.stdio_person")] = None,
+) -> None:
+    """The agent tools over stdio for a local agent; the person comes from configuration. Opens
+    the memory store itself: with the embedded store, not while `hearth up` runs."""
+    from server.mcp_endpoints import serve_stdio
+
+    settings = _settings()
+    chosen = person or settings.mcp.stdio_person
+    if not chosen:
+        Console(stderr=True).print("[red]set mcp.stdio_person (or --person)[/red]")
+        raise typer.Exit(2)
+    _run(lambda: serve_stdio(settings, chosen))
+
+
+@app.command("agent-context", context_settings={"allow_extra_args": True})
+def agent_context(
+    person: Annotated[str | None, typer.Option(help="default: mcp.agent_person")] = None,
+) -> None:
+    """The memory block for a prompt on stdin (for agent prompt hooks; see hearth-agent-context)."""
+    from server.agent_context import main as agent_main
+
+    raise typer.Exit(agent_main(["--person", person] if person else []))
 
 
 @bench_app.command("e2e")

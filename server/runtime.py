@@ -102,7 +102,12 @@ async def start_engines(settings: HearthSettings, mode: Mode) -> Engines:
             model = settings.resolve(settings.local_llm.model_file)
             servers = [LocalLLMServer(settings.local_llm, model, settings.data_dir)]
             local = settings.local_llm
-            if mode == "up" and local.write_threads and settings.write.base_url is None:
+            if (
+                mode == "up"
+                and local.write_threads
+                and settings.write.base_url is None
+                and settings.write.enabled
+            ):
                 update = {"port": local.port + 1, "threads": local.write_threads}
                 write = local.model_copy(update=update)
                 servers.append(
@@ -234,6 +239,8 @@ async def _serve(
             tasks.append(asyncio.create_task(http.serve()))
             _publish(admin_url_file(settings), f"http://127.0.0.1:{settings.server.http_port}")
             tasks.append(asyncio.create_task(hook.drain_forever()))
+            mcp_servers = _mcp_servers(settings, memory, redis)
+            tasks += [asyncio.create_task(server.serve()) for server in mcp_servers]
             if mode == "up":
                 worker = build_worker(
                     engines.redis_url,
@@ -255,6 +262,8 @@ async def _serve(
             ws.close()
             await ws.wait_closed()
             http.should_exit = True
+            for server in mcp_servers:
+                server.should_exit = True
     finally:
         for task in tasks:
             task.cancel()
@@ -267,6 +276,30 @@ async def _serve(
             admin_url_file(settings).unlink()
         if memory is not None:
             memory.close()
+
+
+def _mcp_servers(
+    settings: HearthSettings, memory: MemoryEngine | None, redis: Redis
+) -> list[uvicorn.Server]:
+    """The agent and device MCP endpoints, each on its own port (needs memory)."""
+    if memory is None or not settings.mcp.enabled:
+        return []
+    from server.mcp_endpoints import build_endpoints
+
+    mcp = settings.mcp
+    public = settings.server.public_host or "127.0.0.1"
+    apps = build_endpoints(
+        memory, redis, public, {"agent": mcp.agent_port, "device": mcp.device_port},
+        mcp.allowed_origins, settings.api.duplicate_threshold,
+    )  # fmt: skip
+    ports = {"agent": mcp.agent_port, "device": mcp.device_port}
+    servers: list[uvicorn.Server] = []
+    for endpoint, app in apps.items():
+        config = uvicorn.Config(app, host=settings.server.host, port=ports[endpoint],
+                                log_level="warning", lifespan="on")  # fmt: skip
+        servers.append(_QuietServer(config))
+        log.info("mcp.endpoint", endpoint=endpoint, url=f"http://{public}:{ports[endpoint]}/mcp")
+    return servers
 
 
 class _QuietServer(uvicorn.Server):

@@ -61,8 +61,8 @@ def build_worker(
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["max_tries"] = max_tries
         ctx["budget_s"] = JOB_TIMEOUT_S - 30  # our own deadline first: a timeout is retried
-        if settings is None or not settings.memory.enabled:
-            return
+        if settings is None or not settings.memory.enabled or not settings.write.enabled:
+            return  # transcripts are still archived
         ctx["retry_base_s"] = settings.write.retry_base_s
         mem0_stages.warm()  # mem0's import takes seconds: not inside the first job
         engine = memory or build_memory(settings)

@@ -113,7 +113,7 @@ class HearthUnderTest:
 @contextlib.asynccontextmanager
 async def running_hearth(
     data_dir: Path, overrides: list[str], llm_url: str | None, log_file: Path,
-    startup_timeout_s: float = 300,
+    startup_timeout_s: float = 300, write_path: bool = False,
 ) -> AsyncIterator[HearthUnderTest]:  # fmt: skip
     """``hearth up`` on free loopback ports in ``data_dir`` (absolute), with the installed local
     models."""
@@ -130,6 +130,8 @@ async def running_hearth(
         "HEARTH_LOCAL_LLM__PORT": str(llm_port),
         "HEARTH_LOCAL_LLM__MODEL_FILE": str(home.resolve(home.local_llm.model_file).absolute()),
         "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
+        # snapshot runs: asking must not rewrite the snapshot, nor compete for the CPU
+        "HEARTH_WRITE__ENABLED": "true" if write_path else "false",
         **({"HEARTH_LLM__BASE_URL": llm_url} if llm_url else {}),
         **env_overrides(overrides),
     }

@@ -110,7 +110,8 @@ async def _run(options: E2EOptions) -> Path:
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="hearth-e2e-") as tmp:
         async with running_hearth(Path(tmp), options.overrides, options.llm_url,
-                                  _log_file(folder)) as hearth:  # fmt: skip
+                                  _log_file(folder),
+                                  write_path=options.fill == "replay") as hearth:  # fmt: skip
             fixed = snapshot.jsonl(today) if options.fill == "snapshot" else None
             await hearth.prepare(snapshot.person, fixed)
             if options.fill == "replay":

@@ -1,0 +1,67 @@
+"""``hearth-agent-context``: the memory block for a coding agent's prompt hook.
+
+A UserPromptSubmit-style hook runs it on every prompt with the prompt on stdin (plain text, or
+the hook's JSON with a ``prompt`` field) and adds what it prints to the agent's context: the same
+read path a device turn runs, for ``mcp.agent_person`` (or ``--person``), through the running
+server's admin API. It must never block or break a prompt: no server, an error, or a slow answer
+(over ``--timeout``) prints nothing and exits 0, with the reason on stderr. Imports are kept few,
+since it starts for every prompt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import httpx
+
+
+def prompt_from(raw: str) -> str:
+    text = raw.strip()
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            return text
+        if isinstance(data, dict) and isinstance(data.get("prompt"), str):
+            return str(data["prompt"]).strip()
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hearth-agent-context", description=__doc__)
+    parser.add_argument("--person", help="whose memory (default: mcp.agent_person)")
+    parser.add_argument("--timeout", type=float, default=2.0, help="seconds before giving up")
+    args = parser.parse_args(argv)
+
+    from config.secrets import secret_value
+    from config.settings import load_settings
+
+    settings = load_settings()
+    person = args.person or settings.mcp.agent_person
+    prompt = prompt_from(sys.stdin.read())[:2000]
+    if not person or not prompt:
+        print("hearth-agent-context: no person configured (mcp.agent_person)" if not person
+              else "hearth-agent-context: empty prompt", file=sys.stderr)  # fmt: skip
+        return 0
+    url_file = settings.data_dir / "run" / "admin.url"  # server.runtime.admin_url_file
+    try:
+        base = url_file.read_text().strip()
+        token = secret_value(None, settings.data_dir, "admin_token")
+        response = httpx.post(
+            f"{base}/admin/memory/recall", json={"person": person, "question": prompt},
+            headers={"Authorization": f"Bearer {token}"}, timeout=args.timeout,
+        )  # fmt: skip
+        response.raise_for_status()
+        block = str(response.json().get("prompt_block", ""))
+    except (OSError, httpx.HTTPError, ValueError) as exc:
+        print(f"hearth-agent-context: no memory injected ({exc})", file=sys.stderr)
+        return 0
+    if block:
+        sys.stdout.write(block + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

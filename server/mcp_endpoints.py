@@ -1,0 +1,276 @@
+"""Hearth as an MCP server (mcp 2.x, streamable HTTP), two endpoints on two ports:
+
+- **agent** (coding agents): ``memory_search``, ``memory_add``, ``check_safety``;
+- **device**: ``check_safety`` only (devices already write memory through the write path).
+
+Identity comes from the bearer token and nothing else: every token is bound to one person and a
+source name when it is minted (``hearth mcp-token create``), tools take no person argument, and
+each call reads and writes only the token's person — whoever else shares the process (the hole
+the original left open: one process identity for every caller). No token → 401; a device token
+on the agent endpoint → 403 (scope); a browser ``Origin`` not configured → 403.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import orjson
+import structlog
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from redis.asyncio import Redis
+from starlette.applications import Starlette
+
+from config import keys
+from config.settings import HearthSettings
+from providers.embedder import embed_async
+from server.memory import entities
+from server.memory.engine import MemoryEngine
+from server.memory.safety import DESCRIPTION as SAFETY_DESCRIPTION
+from server.memory.safety import check_safety_tool
+from server.memory.schema import Memory, MemoryId, PersonId
+from server.memory.store import Search, search_async, store_call
+from server.tools import ToolContext
+
+log = structlog.get_logger(__name__)
+Endpoint = Literal["agent", "device"]
+ENDPOINTS: tuple[Endpoint, ...] = ("agent", "device")
+TOKEN_PREFIX = "hmcp_"
+SEARCH_DESCRIPTION = (
+    "Search this person's household memory (the read path a device turn uses: safety "
+    "constraints first, then related memories)."
+)
+ADD_DESCRIPTION = (
+    "Remember something for this person when they explicitly ask (remember that...). "
+    "A memory close in meaning to a stored one is not stored twice."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class McpIdentity:
+    name: str
+    person: str
+    source: str
+    endpoint: Endpoint
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+class McpTokens:
+    """Tokens in Redis, stored only as SHA-256; the secret is shown once at creation."""
+
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    async def create(self, name: str, person: str, source: str, endpoint: Endpoint) -> str:
+        if endpoint not in ENDPOINTS:
+            raise ValueError(f"endpoint is one of {ENDPOINTS}")
+        if not person.strip() or not source.strip():
+            raise ValueError("person and source are required")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        record = {"name": name, "person": person, "source": source, "endpoint": endpoint,
+                  "created_at": time.time()}  # fmt: skip
+        value = orjson.dumps(record).decode()
+        await self.redis.hset(keys.MCP_TOKENS, _digest(token), value)  # type: ignore[misc]
+        return token
+
+    async def identity(self, token: str) -> McpIdentity | None:
+        raw = await self.redis.hget(keys.MCP_TOKENS, _digest(token))  # type: ignore[misc]
+        if raw is None:
+            return None
+        record = orjson.loads(raw)
+        return McpIdentity(record["name"], record["person"], record["source"], record["endpoint"])
+
+    async def all(self) -> list[dict[str, Any]]:
+        raw = await self.redis.hgetall(keys.MCP_TOKENS)  # type: ignore[misc]
+        return [{"id": k.decode()[:12], **orjson.loads(v)} for k, v in raw.items()]
+
+    async def revoke(self, token_id: str) -> bool:
+        raw = await self.redis.hkeys(keys.MCP_TOKENS)  # type: ignore[misc]
+        matches = [k for k in raw if k.decode().startswith(token_id) and len(token_id) >= 8]
+        if len(matches) != 1:
+            return False
+        return bool(await self.redis.hdel(keys.MCP_TOKENS, matches[0]))  # type: ignore[misc]
+
+
+class TokenVerifier:
+    """The MCP SDK's bearer check: a known token becomes an AccessToken whose single scope is its
+    endpoint and whose claims carry the person and source."""
+
+    def __init__(self, tokens: McpTokens) -> None:
+        self.tokens = tokens
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        identity = await self.tokens.identity(token)
+        if identity is None:
+            return None
+        return AccessToken(
+            token=token,
+            client_id=identity.name,
+            scopes=[identity.endpoint],
+            claims={"person": identity.person, "source": identity.source},
+        )
+
+
+def caller() -> McpIdentity:
+    """The identity of the request being served (set by the SDK's bearer middleware)."""
+    access = get_access_token()
+    if access is None or not access.claims:
+        raise PermissionError("no authenticated caller")
+    endpoint: Endpoint = "agent" if "agent" in access.scopes else "device"
+    return McpIdentity(
+        access.client_id, str(access.claims["person"]), str(access.claims["source"]), endpoint
+    )
+
+
+class AgentMemory:
+    """The tool bodies, for one caller at a time (``caller()``), on the shared engine."""
+
+    def __init__(
+        self, memory: MemoryEngine, redis: Redis | None, duplicate_threshold: float
+    ) -> None:
+        self.memory = memory
+        self.redis = redis
+        self.duplicate_threshold = duplicate_threshold
+        self._safety = check_safety_tool(memory.embedder, memory.store)
+
+    async def search(self, who: McpIdentity, query: str, limit: int) -> dict[str, Any]:
+        recall = await self.memory.read_path.recall(PersonId(who.person), query[:500])
+        found = [*recall.safety, *recall.related][: max(1, min(limit, 20))]
+        log.info("mcp.search", person=who.person, client=who.name, query=query, hits=len(found))
+        return {"memories": [r.as_json() for r in found], "prompt_block": recall.block}
+
+    async def add(self, who: McpIdentity, text: str, speaker: str | None) -> dict[str, Any]:
+        """An explicit "remember this": the write path's rules without its extraction — the
+        caller's source, a duplicate check on meaning, the speaker kept; tags (cls, decay,
+        subject) are pending and filled by the person's next write-path job."""
+        text = " ".join(text.split())[:2000]
+        if not text:
+            raise ValueError("text is empty")
+        person = PersonId(who.person)
+        [vector] = await embed_async(self.memory.embedder, [text])
+        search = Search(vector, 1, threshold=self.duplicate_threshold)
+        [hits] = await search_async(self.memory.store, person, [search], time.time())
+        if hits:
+            hit = hits[0]
+            return {"status": "duplicate", "duplicate_of": hit.memory.key,
+                    "text": hit.memory.text, "similarity": round(hit.score, 3)}  # fmt: skip
+        memory = Memory(
+            text=text, person=person, entities=entities.entities_for(text, None),
+            speaker=speaker, source=who.source, created_at=time.time(),
+            id=MemoryId(str(uuid.uuid4())), tags_pending=True,
+        )  # fmt: skip
+        await store_call(self.memory.store, self.memory.store.upsert, [memory], [vector])
+        if self.redis is not None:  # stdio without Redis: tags stay at their safe defaults
+            await self.redis.sadd(keys.retag(who.person), memory.key)  # type: ignore[misc]
+        log.info("mcp.add", person=who.person, client=who.name, source=who.source, text=text)
+        return {"status": "stored", "id": memory.key, "tags": "pending (next write job)"}
+
+    async def check_safety(self, who: McpIdentity, topic: str) -> str:
+        context = ToolContext(who.person, f"mcp:{who.name}", f"mcp-{uuid.uuid4()}")
+        return await self._safety.handler({"topic": topic}, context)
+
+
+def _security(hosts: list[str], origins: list[str]) -> TransportSecuritySettings:
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+INSTRUCTIONS = "Household memory of the person this connection belongs to."
+WhoCalls = Callable[[], McpIdentity]
+
+
+def register_tools(
+    server: MCPServer[Any], tools: AgentMemory, who: WhoCalls, endpoint: Endpoint
+) -> None:
+    """The endpoint's tools; ``who`` names the caller of the request being served."""
+
+    @server.tool(description=SAFETY_DESCRIPTION)
+    async def check_safety(topic: str) -> str:
+        return await tools.check_safety(who(), topic)
+
+    if endpoint != "agent":
+        return
+
+    @server.tool(description=SEARCH_DESCRIPTION)
+    async def memory_search(query: str, limit: int = 6) -> dict[str, Any]:
+        return await tools.search(who(), query, limit)
+
+    @server.tool(description=ADD_DESCRIPTION)
+    async def memory_add(text: str, speaker: str | None = None) -> dict[str, Any]:
+        return await tools.add(who(), text, speaker)
+
+
+def build_endpoint(
+    endpoint: Endpoint, tools: AgentMemory, verifier: TokenVerifier, public_url: str,
+    hosts: list[str], origins: list[str],
+) -> Starlette:  # fmt: skip
+    """One MCP endpoint as an ASGI app (``/mcp``), bearer-protected with its own scope."""
+    auth = AuthSettings(
+        issuer_url=public_url, resource_server_url=f"{public_url}/mcp", required_scopes=[endpoint]
+    )
+    server: MCPServer[Any] = MCPServer(
+        name=f"hearth-{endpoint}",
+        instructions=INSTRUCTIONS,
+        token_verifier=verifier,
+        auth=auth,
+    )
+    register_tools(server, tools, caller, endpoint)
+    return server.streamable_http_app(
+        transport_security=_security(hosts, origins), stateless_http=True
+    )
+
+
+def build_endpoints(
+    memory: MemoryEngine, redis: Redis, host: str, ports: dict[Endpoint, int],
+    origins: list[str], duplicate_threshold: float,
+) -> dict[Endpoint, Starlette]:  # fmt: skip
+    """Both endpoints, sharing one engine and one token table."""
+    verifier = TokenVerifier(McpTokens(redis))
+    tools = AgentMemory(memory, redis, duplicate_threshold)
+    apps: dict[Endpoint, Starlette] = {}
+    for endpoint, port in ports.items():
+        hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"{host}:{port}"]
+        url = f"http://{host}:{port}"
+        apps[endpoint] = build_endpoint(endpoint, tools, verifier, url, hosts, origins)
+    return apps
+
+
+async def serve_stdio(settings: HearthSettings, person: str) -> None:
+    """The agent tools over stdio for one local agent; the person is fixed by configuration."""
+    from server.memory.engine import build_memory
+
+    memory = build_memory(settings)
+    url = _redis_url(settings)
+    redis = Redis.from_url(url) if url else None
+    try:
+        tools = AgentMemory(memory, redis, settings.api.duplicate_threshold)
+        identity = McpIdentity("stdio", person, settings.mcp.stdio_source, "agent")
+        server: MCPServer[Any] = MCPServer(name="hearth-agent", instructions=INSTRUCTIONS)
+        register_tools(server, tools, lambda: identity, "agent")
+        await server.run_stdio_async()
+    finally:
+        if redis is not None:
+            await redis.aclose()
+        memory.close()
+
+
+def _redis_url(settings: HearthSettings) -> str | None:
+    from server.runtime import redis_url_file
+
+    if settings.redis.url:
+        return settings.redis.url
+    path = redis_url_file(settings)
+    return path.read_text().strip() if path.is_file() else None
