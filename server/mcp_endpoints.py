@@ -219,7 +219,10 @@ def build_endpoint(
 ) -> Starlette:  # fmt: skip
     """One MCP endpoint as an ASGI app (``/mcp``), bearer-protected with its own scope."""
     auth = AuthSettings(
-        issuer_url=public_url, resource_server_url=f"{public_url}/mcp", required_scopes=[endpoint]
+        issuer_url=public_url,
+        resource_server_url=f"{public_url}/mcp",
+        required_scopes=[endpoint],
+        validate_token_resource=False,  # tokens are ours, bound to an endpoint by their scope
     )
     server: MCPServer[Any] = MCPServer(
         name=f"hearth-{endpoint}",
