@@ -75,3 +75,14 @@ def turn_traces(session_id: str) -> str:
 
 # ---- MCP endpoints ---------------------------------------------------------------------------
 MCP_TOKENS = PREFIX + "mcp:tokens"  # hash sha256(token) -> json {name, person, source, endpoint}
+
+
+# ---- console ---------------------------------------------------------------------------------
+CONSOLE_USERS = (
+    PREFIX + "console:users"
+)  # hash name -> json {kdf params, salt, hash, person, admin}
+
+
+def console_login_failures(name: str) -> str:
+    """Failed logins for one account name (expires with the rate-limit window)."""
+    return f"{PREFIX}console:fail:{name}"

@@ -199,6 +199,13 @@ class McpSettings(_Section):
     agent_person: str | None
 
 
+class ConsoleSettings(_Section):
+    enabled: bool
+    port: int = Field(ge=0, le=65535)
+    session_ttl_s: float = Field(gt=60)
+    secure_cookie: bool
+
+
 class QdrantSettings(_Section):
     url: str | None
     api_key: SecretStr | None
@@ -232,6 +239,7 @@ class HearthSettings(BaseSettings):
     redis: RedisSettings
     qdrant: QdrantSettings
     mcp: McpSettings
+    console: ConsoleSettings
 
     @classmethod
     def settings_customise_sources(

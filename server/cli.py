@@ -33,6 +33,8 @@ api_key_app = typer.Typer(no_args_is_help=True, help="Memory API keys, bound to 
 app.add_typer(api_key_app, name="api-key")
 mcp_app = typer.Typer(no_args_is_help=True, help="Hearth as an MCP server: tokens, stdio")
 app.add_typer(mcp_app, name="mcp")
+console_app = typer.Typer(no_args_is_help=True, help="The memory console: accounts")
+app.add_typer(console_app, name="console")
 console = Console()
 T = TypeVar("T")
 READPATH_SCALES = [1000, 10000]
@@ -441,6 +443,31 @@ def agent_context(
     raise typer.Exit(agent_main(["--person", person] if person else []))
 
 
+@console_app.command("create-user")
+def console_create_user(
+    name: str,
+    person: Annotated[str, typer.Option("--person", "-p", help="whose memories the account sees")],
+    admin: Annotated[
+        bool, typer.Option("--admin", help="may edit person_map, mint tokens")
+    ] = False,
+    password_stdin: Annotated[bool, typer.Option(help="read the password from stdin")] = False,
+) -> None:
+    """Create (or reset) a console account; the password is hashed with scrypt."""
+    from server.console.accounts import AccountError, Accounts
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("password", hide_input=True, confirmation_prompt=True)
+    try:
+        account = _with_redis(lambda redis: Accounts(redis).create(name, password, person, admin))
+    except AccountError as exc:
+        console.print(f"[red]{exc}[/red]")
+        raise typer.Exit(2) from exc
+    role = "admin" if account.admin else "user"
+    console.print(f"console {role} {account.name} → person {account.person}")
+
+
 @bench_app.command("e2e")
 def bench_e2e(
     name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
@@ -488,6 +515,17 @@ def bench_compare(run_a: Path, run_b: Path) -> None:
     from bench.e2e.report import compare
 
     compare(run_a, run_b, console)
+
+
+@bench_app.command("agents")
+def bench_agents(
+    calls: Annotated[int, typer.Option(help="prompts / searches to time")] = 100,
+) -> None:
+    """hearth-agent-context wall time per prompt and MCP memory_search latency on loopback."""
+    from bench.agents import main as bench_main
+
+    _settings()
+    _run(lambda: bench_main(calls))
 
 
 @bench_app.command("voice")

@@ -240,6 +240,7 @@ async def _serve(
             _publish(admin_url_file(settings), f"http://127.0.0.1:{settings.server.http_port}")
             tasks.append(asyncio.create_task(hook.drain_forever()))
             mcp_servers = _mcp_servers(settings, memory, redis)
+            mcp_servers += _console_server(settings, memory, redis)
             tasks += [asyncio.create_task(server.serve()) for server in mcp_servers]
             if mode == "up":
                 worker = build_worker(
@@ -300,6 +301,25 @@ def _mcp_servers(
         servers.append(_QuietServer(config))
         log.info("mcp.endpoint", endpoint=endpoint, url=f"http://{public}:{ports[endpoint]}/mcp")
     return servers
+
+
+def _console_server(
+    settings: HearthSettings, memory: MemoryEngine | None, redis: Redis
+) -> list[uvicorn.Server]:
+    if memory is None or not settings.console.enabled:
+        return []
+    from server.console.app import ConsoleContext, build_console
+    from server.console.sessions import SessionSigner
+
+    key = secret_value(None, settings.data_dir, "console_key").encode()
+    ctx = ConsoleContext(redis, memory, SessionSigner(key, settings.console.session_ttl_s),
+                         authority_for(settings), settings.console.secure_cookie)  # fmt: skip
+    config = uvicorn.Config(
+        build_console(ctx), host=settings.server.host, port=settings.console.port,
+        log_level="warning", lifespan="off",
+    )  # fmt: skip
+    log.info("console.listening", url=f"http://{settings.server.host}:{settings.console.port}/")
+    return [_QuietServer(config)]
 
 
 class _QuietServer(uvicorn.Server):

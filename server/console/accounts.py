@@ -1,0 +1,102 @@
+"""Console accounts: names, scrypt password hashes, the person each account sees, admin flag;
+and login rate limiting. Stored in Redis (``config.keys.CONSOLE_USERS``)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+
+import orjson
+from redis.asyncio import Redis
+
+from config import keys
+
+# scrypt: memory-hard; N=2**14, r=8 is ~16 MB and ~50 ms per check on this machine class.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+MAX_FAILURES = 5  # per account name within the window
+FAILURE_WINDOW_S = 15 * 60
+MIN_PASSWORD = 10
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    name: str
+    person: str
+    admin: bool
+
+
+def hash_password(password: str, salt: bytes | None = None) -> dict[str, object]:
+    salt = salt or secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P,
+                            dklen=32)  # fmt: skip
+    return {"kdf": "scrypt", "n": SCRYPT_N, "r": SCRYPT_R, "p": SCRYPT_P, "salt": salt.hex(),
+            "hash": digest.hex()}  # fmt: skip
+
+
+def password_matches(password: str, record: dict[str, object]) -> bool:
+    salt = bytes.fromhex(str(record["salt"]))
+    digest = hashlib.scrypt(password.encode(), salt=salt, n=int(str(record["n"])),
+                            r=int(str(record["r"])), p=int(str(record["p"])), dklen=32)  # fmt: skip
+    return hmac.compare_digest(digest.hex(), str(record["hash"]))
+
+
+class AccountError(Exception):
+    pass
+
+
+class RateLimited(Exception):
+    def __init__(self, retry_after_s: int) -> None:
+        super().__init__(f"too many failed logins; retry in {retry_after_s} s")
+        self.retry_after_s = retry_after_s
+
+
+class Accounts:
+    def __init__(self, redis: Redis) -> None:
+        self.redis = redis
+
+    async def create(self, name: str, password: str, person: str, admin: bool) -> Account:
+        name = name.strip()
+        if not name or not person.strip():
+            raise AccountError("name and person are required")
+        if len(password) < MIN_PASSWORD:
+            raise AccountError(f"the password needs at least {MIN_PASSWORD} characters")
+        record = {**hash_password(password), "person": person.strip(), "admin": admin}
+        await self.redis.hset(keys.CONSOLE_USERS, name, orjson.dumps(record).decode())  # type: ignore[misc]
+        return Account(name, person.strip(), admin)
+
+    async def get(self, name: str) -> Account | None:
+        raw = await self.redis.hget(keys.CONSOLE_USERS, name)  # type: ignore[misc]
+        if raw is None:
+            return None
+        record = orjson.loads(raw)
+        return Account(name, record["person"], bool(record["admin"]))
+
+    async def login(self, name: str, password: str) -> Account | None:
+        """The account when the password matches. Raises RateLimited after MAX_FAILURES recent
+        failures for this name (whatever the password: guessing stops, not just failing)."""
+        failures_key = keys.console_login_failures(name)
+        failures = int(await self.redis.get(failures_key) or 0)
+        if failures >= MAX_FAILURES:
+            raise RateLimited(max(1, int(await self.redis.ttl(failures_key))))
+        raw = await self.redis.hget(keys.CONSOLE_USERS, name)  # type: ignore[misc]
+        record = orjson.loads(raw) if raw else None
+        # Hash even for unknown names, so timing does not tell which names exist.
+        ok = password_matches(password, record or _DUMMY)
+        if record is None or not ok:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.incr(failures_key)
+                pipe.expire(failures_key, FAILURE_WINDOW_S)
+                await pipe.execute()
+            return None
+        await self.redis.delete(failures_key)
+        return Account(name, record["person"], bool(record["admin"]))
+
+
+_DUMMY = hash_password("not-a-real-password", salt=b"\0" * 16)
+
+
+def now() -> float:
+    return time.time()
