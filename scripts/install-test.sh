@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# What only the test suite needs, on top of scripts/install.sh: Debian's chromium and a CJK font
+# for the console's browser tests, and playwright-core from npm (it drives that chromium; it
+# never downloads a browser of its own). Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+need_apt=()
+[[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
+fc-list 2>/dev/null | grep -qi "wenquanyi\|noto sans cjk" || need_apt+=(fonts-wqy-microhei)
+command -v npm >/dev/null || need_apt+=(npm)
+if ((${#need_apt[@]})); then
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+[[ -d tests/browser/node_modules/playwright-core ]] \
+  || (cd tests/browser && npm ci --no-audit --no-fund --silent)
