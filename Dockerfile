@@ -15,5 +15,5 @@ RUN useradd --system --home /var/lib/hearth hearth && mkdir -p /var/lib/hearth \
  && chown hearth /var/lib/hearth
 USER hearth
 ENV HEARTH_DATA_DIR=/var/lib/hearth
-EXPOSE 8000 8003
+EXPOSE 8000 8003 8004 8005 8006
 CMD ["hearth", "serve"]
