@@ -53,7 +53,7 @@ def test_services_and_shared_image(compose: dict[str, Any]) -> None:
     assert services["hearth-server"]["command"] == ["hearth", "serve"]
     assert services["hearth-worker"]["command"] == ["hearth", "worker"]
     published = {p["target"] for p in services["hearth-server"]["ports"]}
-    assert published == {8000, 8003}
+    assert published == {8000, 8003, 8004, 8005, 8006}
 
 
 def test_qdrant_has_api_key_volume_healthcheck_and_pinned_http_scheme(
