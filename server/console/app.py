@@ -10,6 +10,7 @@ is scoped to the signed-in account's person, so no URL reaches another person's 
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,19 @@ def build_console(ctx: ConsoleContext) -> Starlette:
             return None
         account = await ctx.accounts.get(session.user)
         return (account, session) if account is not None else None
+
+    def viewer(
+        handler: Callable[[Request, Account, Session], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """A page for signed-in accounts; anyone else goes to the login page."""
+
+        async def view(request: Request) -> Response:
+            who = await signed_in(request)
+            if who is None:
+                return RedirectResponse("/login", 303)
+            return await handler(request, *who)
+
+        return view
 
     def page(request: Request, name: str, status: int = 200, **values: Any) -> Response:
         response = TEMPLATES.TemplateResponse(request, name, values, status_code=status)
@@ -134,11 +148,8 @@ def build_console(ctx: ConsoleContext) -> Starlette:
 
     # ---- memories --------------------------------------------------------------------------
 
-    async def memories(request: Request) -> Response:
-        who = await signed_in(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
-        account, session = who
+    @viewer
+    async def memories(request: Request, account: Account, session: Session) -> Response:
         person = PersonId(account.person)
         params = request.query_params
         q, speaker = params.get("q", "").strip(), params.get("speaker", "")
@@ -203,11 +214,8 @@ def build_console(ctx: ConsoleContext) -> Starlette:
 
     # ---- speakers, jobs --------------------------------------------------------------------
 
-    async def speakers(request: Request) -> Response:
-        who = await signed_in(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
-        account, session = who
+    @viewer
+    async def speakers(request: Request, account: Account, session: Session) -> Response:
         from server.api.registry import Speakers
 
         person = PersonId(account.person)
@@ -218,11 +226,8 @@ def build_console(ctx: ConsoleContext) -> Starlette:
         return page(request, "speakers.html", title="说话人", account=account, csrf=session.csrf,
                     speakers=rows)  # fmt: skip
 
-    async def jobs(request: Request) -> Response:
-        who = await signed_in(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
-        account, session = who
+    @viewer
+    async def jobs(request: Request, account: Account, session: Session) -> Response:
         from workers.failures import DeadLetters
 
         raw = await ctx.redis.lrange(keys.transcripts(account.person), 0, 19)  # type: ignore[misc]
@@ -243,11 +248,8 @@ def build_console(ctx: ConsoleContext) -> Starlette:
 
     # ---- admin -----------------------------------------------------------------------------
 
-    async def admin(request: Request) -> Response:
-        who = await signed_in(request)
-        if who is None:
-            return RedirectResponse("/login", 303)
-        account, session = who
+    @viewer
+    async def admin(request: Request, account: Account, session: Session) -> Response:
         if not account.admin:
             return page(request, "message.html", 403, title="拒绝", kind="error",
                         message="需要管理员权限。", account=account, csrf=session.csrf)  # fmt: skip
