@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 DATA = Path(__file__).resolve().parents[1] / "data" / "e2e"
 SNAPSHOT_FILE = DATA / "snapshot.yaml"
 QUESTIONS_FILE = DATA / "questions.yaml"
+CONVERSATIONS_FILE = DATA / "conversations.yaml"
 WEEKDAYS = "一二三四五六日"
 _RELATIVE = re.compile(r"\{d([+-]\d+)\}")
 

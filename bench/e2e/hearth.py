@@ -128,6 +128,9 @@ async def running_hearth(
         "HEARTH_SERVER__WS_PORT": str(ws_port),
         "HEARTH_SERVER__HTTP_PORT": str(http_port),
         "HEARTH_LOCAL_LLM__PORT": str(llm_port),
+        "HEARTH_MCP__AGENT_PORT": str(free_port()),
+        "HEARTH_MCP__DEVICE_PORT": str(free_port()),
+        "HEARTH_CONSOLE__PORT": str(free_port()),
         "HEARTH_LOCAL_LLM__MODEL_FILE": str(home.resolve(home.local_llm.model_file).absolute()),
         "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
         # snapshot runs: asking must not rewrite the snapshot, nor compete for the CPU

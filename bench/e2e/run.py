@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bench.e2e.data import (
-    DATA,
+    CONVERSATIONS_FILE,
     QUESTIONS_FILE,
     SNAPSHOT_FILE,
     Question,
@@ -37,7 +37,6 @@ from server.runtime import redis_url_file
 
 console = Console()
 Layer = str
-CONVERSATIONS_FILE = DATA / "conversations.yaml"
 
 
 @dataclass
@@ -56,6 +55,7 @@ class E2EOptions:
     write_timeout_s: float = 1800
     snapshot_file: Path = SNAPSHOT_FILE
     questions_file: Path = QUESTIONS_FILE
+    conversations_file: Path = CONVERSATIONS_FILE
 
 
 def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
@@ -71,7 +71,7 @@ def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
 
 async def _replay(hearth: HearthUnderTest, today: dt.date, options: E2EOptions) -> int:
     """Say each scripted session, then wait until its write job has finished."""
-    plan = yaml.safe_load(CONVERSATIONS_FILE.read_text())
+    plan = yaml.safe_load(options.conversations_file.read_text())
     redis = Redis.from_url(redis_url_file(hearth.settings).read_text().strip())
     try:
         for session in plan["sessions"]:
