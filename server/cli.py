@@ -426,6 +426,8 @@ def mcp_stdio(
     from server.mcp_endpoints import serve_stdio
 
     settings = _settings()
+    # stdout carries the MCP protocol: every log line goes to stderr
+    configure_logging(settings.log_level, settings.log_format, stream=sys.stderr)
     chosen = person or settings.mcp.stdio_person
     if not chosen:
         Console(stderr=True).print("[red]set mcp.stdio_person (or --person)[/red]")

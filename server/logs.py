@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TextIO
 
 import structlog
 
 
-def configure_logging(level: str = "info", fmt: str = "console") -> None:
+def configure_logging(
+    level: str = "info", fmt: str = "console", stream: TextIO | None = None
+) -> None:
+    """Events go to stdout (``stream`` overrides: ``hearth mcp stdio`` owns stdout)."""
     numeric = logging.getLevelName(level.upper())
     logging.basicConfig(format="%(message)s", stream=sys.stderr, level=numeric, force=True)
     for noisy in ("websockets", "httpx", "uvicorn.access", "openai", "httpcore"):
@@ -27,5 +31,6 @@ def configure_logging(level: str = "info", fmt: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(stream or sys.stdout),
         cache_logger_on_first_use=True,
     )

@@ -165,3 +165,27 @@ async def test_refusals_no_token_wrong_scope_foreign_origin(rig: Rig) -> None:
     assert scope.status_code == 403
     assert origin.status_code == 403
     assert await rig.tokens.revoke((await rig.tokens.all())[0]["id"])
+
+
+async def test_stdio_transport_serves_the_configured_person(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    import sys
+
+    from mcp import StdioServerParameters
+
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    import_file(FIXTURES / "household_zhang.jsonl", PersonId("zhang"), embedder, store)
+    import_file(FIXTURES / "household_li.jsonl", PersonId("li"), embedder, store)
+    store.close()  # the stdio server opens the embedded store itself
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "server.cli", "mcp", "stdio"], cwd=tmp_path,
+        env={"HEARTH_DATA_DIR": str(tmp_path), "HEARTH_MCP__STDIO_PERSON": "li",
+             "HEARTH_LOG_LEVEL": "debug"},  # logs must not reach the protocol's stdout
+    )  # fmt: skip
+    async with asyncio.timeout(60), Client(params) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        found = payload(await client.call_tool("memory_search", {"query": "我对什么过敏"}))
+    assert names == {"memory_search", "memory_add", "check_safety"}
+    texts = [m["text"] for m in found["memories"]]
+    assert any("猫毛" in t for t in texts) and not any("海鲜" in t for t in texts)
