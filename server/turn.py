@@ -21,7 +21,7 @@ from config.settings import AudioSettings, SessionSettings
 from providers.errors import ProviderError
 from providers.llm import ChatLLM, Message, TextDelta, ToolCall, ToolCallsReady
 from providers.opus import OpusEncoder, resample
-from providers.tts import TextToSpeech
+from providers.tts import TextToSpeech, speakable
 from server import metrics
 from server.conversation import Conversation, Utterance
 from server.emotions import emotion_of
@@ -34,6 +34,7 @@ from server.tools import ToolContext, ToolRegistry
 log = structlog.get_logger(__name__)
 
 APOLOGY_LLM = "抱歉，我现在有点想不起来，请稍后再问我一次。"
+APOLOGY_EMPTY = "嗯，这个我一时不知道怎么回答，换个说法再问我一次好吗？"
 SentenceQueue = asyncio.Queue[str | None]  # None ends the turn's speech
 
 
@@ -98,6 +99,7 @@ class Turn:
         self.timing = TurnTiming(started=services.clock())
         self._emotion_sent = False
         self._timestamp_ms = 0
+        self._queued = 0  # sentences the LLM produced this turn
 
     async def run(self, text: str, started: float | None = None) -> None:
         """Answer ``text`` with the LLM (tools, memory), spoken as it streams."""
@@ -110,6 +112,10 @@ class Turn:
                 log.error("turn.llm_failed", error=str(exc), transient=exc.transient)
                 metrics.PROVIDER_ERRORS.labels(provider="llm").inc()
                 await queue.put(APOLOGY_LLM)
+                return
+            if not self._queued:  # the model said nothing speakable: never leave silence
+                log.warning("turn.empty_reply", question=text)
+                await queue.put(APOLOGY_EMPTY)
 
         await self._respond(text, started, think)
 
@@ -203,7 +209,7 @@ class Turn:
                     calls = item.calls
             rest = splitter.flush()
             if rest:
-                await queue.put(rest)
+                await self._queue_text(queue, rest)
             if not calls:
                 return
             messages.append(_assistant_tool_message("".join(reply), calls))
@@ -212,6 +218,10 @@ class Turn:
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
             functions = functions if _round + 1 < self.s.session.max_tool_rounds else []
 
+    async def _queue_text(self, queue: SentenceQueue, text: str) -> None:
+        self._queued += bool(speakable(text))
+        await queue.put(text)
+
     async def _on_text(self, text: str, splitter: SentenceSplitter, queue: SentenceQueue) -> None:
         if not self._emotion_sent and text.strip():
             emoji, emotion = emotion_of(text)
@@ -219,7 +229,7 @@ class Turn:
             self._emotion_sent = True
             await self.flush()
         for segment in splitter.feed(text):
-            await queue.put(segment)
+            await self._queue_text(queue, segment)
 
     async def _call_tool(self, call: ToolCall) -> str:
         try:

@@ -313,6 +313,21 @@ async def test_llm_garbage_or_errors_give_a_spoken_apology(
     assert "抱歉" in result.text
 
 
+@pytest.mark.parametrize("reply", [Reply(""), Reply("🙂**")])
+async def test_a_reply_with_nothing_speakable_is_never_silence(
+    hearth: RunningHearth, reply: Reply
+) -> None:
+    from server.turn import APOLOGY_EMPTY
+
+    hearth.llm.responder = lambda req: reply
+    device = hearth.device()
+    await device.connect()
+    result = await device.ask("你是什么模型")
+    await device.close()
+    assert result.text.endswith(APOLOGY_EMPTY)
+    assert len(result.frames) > 0
+
+
 async def test_tool_call_written_as_text_is_executed_not_spoken(hearth: RunningHearth) -> None:
     schema = {"type": "object", "properties": {"volume": {"type": "integer"}}}
     tool = {
