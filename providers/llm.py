@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -9,8 +10,11 @@ from typing import Any, Literal, Protocol
 
 import openai
 import orjson
+import structlog
 
 from providers.errors import PermanentProviderError, ProviderError, TransientProviderError
+
+log = structlog.get_logger(__name__)
 
 Message = dict[str, Any]
 ToolSpec = dict[str, Any]
@@ -75,22 +79,37 @@ def textual_tool_calls(text: str, names: set[str]) -> list[ToolCall] | None:
     return [ToolCall(f"text_call_{i}", c.name, c.arguments) for i, c in enumerate(calls)] or None
 
 
+_JSON = json.JSONDecoder()
+
+
 def _loads_loosely(text: str) -> object:
-    for _ in range(3):
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            if text.startswith("{{") and text.endswith("}}"):
-                text = text[1:-1]  # "{{...}}": template braces echoed by a small model
-                continue
-            return None
-    return None
+    """JSON as small models write it: extra template braces around it (「{{…}}」, even
+    unbalanced 「{{…}}}}」) are tolerated; any other trailing text is not."""
+    text = text.strip()
+    while text.startswith("{{"):
+        text = text[1:]
+    try:
+        parsed, end = _JSON.raw_decode(text)
+    except ValueError:
+        return None
+    return parsed if not text[end:].strip().strip("}]") else None
+
+
+def looks_like_tool_call(text: str) -> bool:
+    """Tool-call markup or a JSON object naming a function: never speech."""
+    body = _FENCE.sub("", text.strip())
+    if _TAGS.search(body):
+        return True
+    parsed = _loads_loosely(_TAGS.sub("\n", body).strip())
+    return isinstance(parsed, dict) and ("name" in parsed or "function" in parsed)
 
 
 def _as_calls(parsed: object, names: set[str]) -> list[ToolCall]:
     items = parsed if isinstance(parsed, list) else [parsed]
     calls = []
     for index, item in enumerate(items):
+        if isinstance(item, dict) and isinstance(item.get("function"), dict):
+            item = item["function"]  # OpenAI's own wrapper: {"type": "function", "function": …}
         if not isinstance(item, dict) or item.get("name") not in names:
             return []
         arguments = item.get("arguments", item.get("parameters", {}))
@@ -176,7 +195,7 @@ class OpenAICompatibleLLM:
                 if delta.content:
                     if held is not None:
                         held.append(delta.content)
-                    elif names and not seen_text:
+                    elif not seen_text:  # held even with no tools: JSON is never speech
                         opening += delta.content
                         if len(opening.strip()) >= _DECIDE_AFTER_CHARS:
                             held, seen_text, text = _decide(opening)
@@ -205,9 +224,15 @@ class OpenAICompatibleLLM:
             if text:
                 yield TextDelta(text)
         if held is not None:
-            text_calls = textual_tool_calls("".join(held), names) or []
+            written = "".join(held)
+            text_calls = textual_tool_calls(written, names) or []
             if not text_calls:
-                yield TextDelta("".join(held))
+                if looks_like_tool_call(written):
+                    # A call of a tool we never offered, or one too broken to run: the device
+                    # must not read JSON aloud (the turn says a short apology instead).
+                    log.warning("llm.unusable_text_tool_call", text=written[:200])
+                else:
+                    yield TextDelta(written)
         calls = [
             ToolCall(slot.id or f"call_{index}", slot.name, "".join(slot.arguments) or "{}")
             for index, slot in sorted(partial.items())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from providers.llm import textual_tool_calls
+from providers.llm import looks_like_tool_call, textual_tool_calls
 
 NAMES = {"check_safety", "self_audio_speaker_set_volume"}
 
@@ -20,6 +20,11 @@ NAMES = {"check_safety", "self_audio_speaker_set_volume"}
         '[{"name": "check_safety", "arguments": {"topic": "餐厅"}}]',
         '<tools>{"name": "check_safety", "arguments": {"topic": "餐厅"}}</tools>',
         '<function_call>{"name": "check_safety", "arguments": {"topic": "餐厅"}}</function_call>',
+        # seen from the local 1.5B model in the e2e bench: unbalanced template braces
+        '{{"name":"check_safety", "arguments": {"topic": "餐厅"}}}}',
+        # OpenAI's own wrapper, written out as text
+        '{"type": "function", "function": '
+        '{"name": "check_safety", "arguments": {"topic": "餐厅"}}}',
     ],
 )
 def test_textual_tool_call_forms(text: str) -> None:
@@ -43,3 +48,18 @@ def test_several_calls_on_separate_lines() -> None:
 )
 def test_anything_else_is_not_a_call(text: str) -> None:
     assert textual_tool_calls(text, NAMES) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "tool_shaped"),
+    [
+        ('<tools>{"type": "function", "function": {"name": "get_gift_book"}}', True),
+        ('{"name": "rm_rf", "arguments": {}}', True),
+        ("<tool_call>", True),
+        ("今天天气不错，适合出门。", False),
+        ("{这不是 JSON}", False),
+        ('{"answer": 42}', False),
+    ],
+)
+def test_unusable_tool_calls_are_recognised_as_not_speech(text: str, tool_shaped: bool) -> None:
+    assert looks_like_tool_call(text) is tool_shaped

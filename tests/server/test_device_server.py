@@ -313,7 +313,10 @@ async def test_llm_garbage_or_errors_give_a_spoken_apology(
     assert "抱歉" in result.text
 
 
-@pytest.mark.parametrize("reply", [Reply(""), Reply("🙂**")])
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(""), Reply("🙂**"), Reply('<tools>{"type": "function", "function": {"name": "nope"}}')],
+)
 async def test_a_reply_with_nothing_speakable_is_never_silence(
     hearth: RunningHearth, reply: Reply
 ) -> None:
