@@ -1,5 +1,3 @@
-"""Hearth configuration: settings models, sources and secrets."""
+"""Hearth configuration: settings models (``config.settings``), sources, secrets, Redis keys.
 
-from config.settings import HearthSettings, SettingsError, load_settings
-
-__all__ = ["HearthSettings", "SettingsError", "load_settings"]
+Nothing is imported here: ``config.peek`` must stay importable without pydantic."""

@@ -19,9 +19,14 @@ from pydantic_settings import (
     YamlConfigSettingsSource,
 )
 
-DEFAULTS_FILE = Path(__file__).with_name("defaults.yaml")
-ENV_PREFIX = "HEARTH_"
-ENV_NESTING = "__"
+from config.settings_files import (
+    DEFAULTS_FILE,
+    ENV_NESTING,
+    ENV_PREFIX,
+    MissingConfigFile,
+    user_config_file,
+)
+
 # Environment variables with our prefix that are not settings.
 _ENV_NOT_SETTINGS = frozenset({"HEARTH_CONFIG"})
 
@@ -251,7 +256,10 @@ class HearthSettings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        user_file = user_config_file()
+        try:
+            user_file = user_config_file()
+        except MissingConfigFile as exc:
+            raise SettingsError("HEARTH_CONFIG", str(exc)) from exc
         if user_file is not None:
             sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=user_file))
         sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=DEFAULTS_FILE))
@@ -264,17 +272,6 @@ class HearthSettings(BaseSettings):
     @property
     def embedded_llm(self) -> bool:
         return self.llm.base_url is None
-
-
-def user_config_file() -> Path | None:
-    explicit = os.environ.get("HEARTH_CONFIG")
-    if explicit:
-        path = Path(explicit)
-        if not path.is_file():
-            raise SettingsError("HEARTH_CONFIG", f"file not found: {path}")
-        return path
-    local = Path("hearth.yaml")
-    return local if local.is_file() else None
 
 
 def _known_env_names(model: type[BaseModel], prefix: str) -> set[str]:

@@ -4,8 +4,8 @@ A UserPromptSubmit-style hook runs it on every prompt with the prompt on stdin (
 the hook's JSON with a ``prompt`` field) and adds what it prints to the agent's context: the same
 read path a device turn runs, for ``mcp.agent_person`` (or ``--person``), through the running
 server's admin API. It must never block or break a prompt: no server, an error, or a slow answer
-(over ``--timeout``) prints nothing and exits 0, with the reason on stderr. Imports are kept few,
-since it starts for every prompt.
+(over ``--timeout``) prints nothing and exits 0, with the reason on stderr. Imports are kept few
+(no pydantic, no httpx: ~0.1 s instead of ~0.8 s per prompt), since it starts for every prompt.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
-import httpx
+import urllib.error
+import urllib.request
+from pathlib import Path
 
 
 def prompt_from(raw: str) -> str:
@@ -35,27 +36,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=2.0, help="seconds before giving up")
     args = parser.parse_args(argv)
 
-    from config.secrets import secret_value
-    from config.settings import load_settings
+    from config.peek import peek
 
-    settings = load_settings()
-    person = args.person or settings.mcp.agent_person
+    data_dir = Path(str(peek("data_dir") or "data"))
+    person = args.person or peek("mcp", "agent_person")
     prompt = prompt_from(sys.stdin.read())[:2000]
     if not person or not prompt:
         print("hearth-agent-context: no person configured (mcp.agent_person)" if not person
               else "hearth-agent-context: empty prompt", file=sys.stderr)  # fmt: skip
         return 0
-    url_file = settings.data_dir / "run" / "admin.url"  # server.runtime.admin_url_file
     try:
-        base = url_file.read_text().strip()
-        token = secret_value(None, settings.data_dir, "admin_token")
-        response = httpx.post(
-            f"{base}/admin/memory/recall", json={"person": person, "question": prompt},
-            headers={"Authorization": f"Bearer {token}"}, timeout=args.timeout,
-        )  # fmt: skip
-        response.raise_for_status()
-        block = str(response.json().get("prompt_block", ""))
-    except (OSError, httpx.HTTPError, ValueError) as exc:
+        # server.runtime.admin_url_file and config.secrets, read directly (they import more)
+        base = (data_dir / "run" / "admin.url").read_text().strip()
+        token = (data_dir / "secrets" / "admin_token").read_text().strip()
+        request = urllib.request.Request(
+            f"{base}/admin/memory/recall",
+            data=json.dumps({"person": person, "question": prompt}).encode(),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=args.timeout) as response:
+            block = str(json.loads(response.read()).get("prompt_block", ""))
+    except (OSError, urllib.error.URLError, ValueError) as exc:
         print(f"hearth-agent-context: no memory injected ({exc})", file=sys.stderr)
         return 0
     if block:
