@@ -31,6 +31,7 @@ def configure_logging(
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(stream or sys.stdout),
+        # stdout is looked up when each logger is made (tests swap it); an explicit stream is fixed
+        logger_factory=structlog.PrintLoggerFactory(stream) if stream else None,
         cache_logger_on_first_use=True,
     )
