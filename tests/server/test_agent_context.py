@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import subprocess
 import sys
 from pathlib import Path
 
-import uvicorn
 from redis.asyncio import Redis
 
 from config.settings import load_settings
 from providers.embedder import UseEmbedder
-from providers.processes import free_port
 from server.agent_context import prompt_from
 from server.auth import TokenAuthority
 from server.devices import DeviceRegistry
@@ -24,7 +21,7 @@ from server.memory.readpath import ReadPath
 from server.memory.schema import PersonId
 from server.memory.store import EdgeMemoryStore
 from tests.server.memory.conftest import FIXTURES
-from tests.support.waiting import wait_until
+from tests.support.serving import serving
 
 HOOK = Path(sys.executable).with_name("hearth-agent-context")
 
@@ -33,6 +30,14 @@ def run_hook(data_dir: Path, stdin: str, *args: str) -> subprocess.CompletedProc
     env = {"HEARTH_DATA_DIR": str(data_dir), "PATH": "/usr/bin:/bin"}
     return subprocess.run([str(HOOK), *args], input=stdin.encode(), capture_output=True,
                           env=env, timeout=30, check=False)  # fmt: skip
+
+
+def publish_admin(data_dir: Path, url: str, token: str) -> None:
+    """What a running server leaves in its data folder for operator commands."""
+    (data_dir / "run").mkdir()
+    (data_dir / "run" / "admin.url").write_text(url)
+    (data_dir / "secrets").mkdir(exist_ok=True)
+    (data_dir / "secrets" / "admin_token").write_text(token)
 
 
 def test_hook_input_may_be_text_or_the_hooks_json() -> None:
@@ -56,26 +61,17 @@ async def test_prints_the_read_path_block_of_the_person(
     settings = load_settings(data_dir=tmp_path)
     services = HttpServices(settings, TokenAuthority(b"k" * 32, 60), DeviceRegistry(redis),
                             "metrics", admin_token="admin-token", memory=engine)  # fmt: skip
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build_http_app(services), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))  # fmt: skip
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    await wait_until(lambda: server.started, within_s=10)
-    (tmp_path / "run").mkdir()
-    (tmp_path / "run" / "admin.url").write_text(f"http://127.0.0.1:{port}")
-    (tmp_path / "secrets").mkdir(exist_ok=True)
-    (tmp_path / "secrets" / "admin_token").write_text("admin-token")
     try:
-        hit = await asyncio.to_thread(run_hook, tmp_path, '{"prompt": "订个海鲜礼包送我老婆"}',
-                                      "--person", "zhang")  # fmt: skip
-        noise = await asyncio.to_thread(run_hook, tmp_path, "放首周杰伦的歌", "--person", "zhang")
-        other = await asyncio.to_thread(
-            run_hook, tmp_path, "订个海鲜礼包送我老婆", "--person", "li"
-        )
+        async with serving(build_http_app(services)) as url:
+            publish_admin(tmp_path, url, "admin-token")
+            hook = "订个海鲜礼包送我老婆"
+            hit = await asyncio.to_thread(run_hook, tmp_path, f'{{"prompt": "{hook}"}}',
+                                          "--person", "zhang")  # fmt: skip
+            noise = await asyncio.to_thread(
+                run_hook, tmp_path, "放首周杰伦的歌", "--person", "zhang"
+            )
+            other = await asyncio.to_thread(run_hook, tmp_path, hook, "--person", "li")
     finally:
-        server.should_exit = True
-        await task
         store.close()
     assert hit.returncode == 0
     assert "[安全约束]" in hit.stdout.decode() and "海鲜过敏" in hit.stdout.decode()

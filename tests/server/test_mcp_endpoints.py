@@ -14,7 +14,6 @@ import httpx
 import httpx2
 import orjson
 import pytest
-import uvicorn
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from redis.asyncio import Redis
@@ -33,7 +32,7 @@ from tests.conftest import RunningHearth, start_hearth
 from tests.server.memory.conftest import FIXTURES
 from tests.server.memory.test_device_memory import system_prompt
 from tests.support.scripted_llm import Reply, ScriptedLLM
-from tests.support.waiting import wait_until
+from tests.support.serving import serving
 
 ZHANG_DEVICE, LI_DEVICE = "aa:bb:cc:00:01:01", "aa:bb:cc:00:01:02"
 
@@ -56,27 +55,15 @@ async def rig(
     engine = MemoryEngine(embedder, store, ReadPath(embedder, store, load_settings().memory))
     ports = {"agent": free_port(), "device": free_port()}
     apps = build_endpoints(engine, redis, "127.0.0.1", ports, ["https://console.example"], 0.9)
-    servers = [
-        uvicorn.Server(
-            uvicorn.Config(
-                app, host="127.0.0.1", port=ports[name], log_level="warning", lifespan="on"
-            )
-        )
-        for name, app in apps.items()
-    ]
-    for server in servers:
-        server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    tasks = [asyncio.create_task(server.serve()) for server in servers]
-    await wait_until(lambda: all(s.started for s in servers), within_s=10)
-    async with start_hearth(
-        tmp_path, redis_url, scripted_llm.base_url, scripted_llm, memory=engine
-    ) as hearth:
-        await hearth.arq.hset("hearth:person_map", mapping={ZHANG_DEVICE: "zhang", LI_DEVICE: "li"})
-        urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
-        yield Rig(hearth, urls, McpTokens(redis), engine)
-    for server in servers:
-        server.should_exit = True
-    await asyncio.gather(*tasks)
+    async with contextlib.AsyncExitStack() as stack:
+        for name, app in apps.items():
+            await stack.enter_async_context(serving(app, lifespan="on", port=ports[name]))
+        async with start_hearth(
+            tmp_path, redis_url, scripted_llm.base_url, scripted_llm, memory=engine
+        ) as hearth:
+            await hearth.arq.hset(keys.PERSON_MAP, mapping={ZHANG_DEVICE: "zhang", LI_DEVICE: "li"})
+            urls = {name: f"http://127.0.0.1:{port}/mcp" for name, port in ports.items()}
+            yield Rig(hearth, urls, McpTokens(redis), engine)
     store.close()
 
 

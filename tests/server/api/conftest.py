@@ -3,8 +3,6 @@ embedder. ``workspace`` is a key for every store; ``alice_key`` may touch only `
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,17 +10,15 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from redis.asyncio import Redis
 
 from providers.embedder import UseEmbedder
-from providers.processes import free_port
 from server.api.app import ApiContext, build_api
 from server.api.registry import ApiKeys, Speakers
 from server.api.service import MemoryService
 from server.memory.store import EdgeMemoryStore
 from tests.conftest import make_settings
-from tests.support.waiting import wait_until
+from tests.support.serving import serving
 
 
 @dataclass
@@ -64,18 +60,10 @@ async def serve_api(
     store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
     service = MemoryService(embedder, store, Speakers(redis), settings.api)
     app = build_api(ApiContext(redis, service, settings.api))
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off")
-    )
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    await wait_until(lambda: server.started, within_s=10)
     try:
-        yield f"http://127.0.0.1:{port}", store
+        async with serving(app) as url:
+            yield url, store
     finally:
-        server.should_exit = True
-        await task
         store.close()
 
 

@@ -4,7 +4,6 @@ Debian chromium driven by playwright-core (tests/browser/console.mjs)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import subprocess
@@ -15,12 +14,10 @@ from pathlib import Path
 import httpx
 import orjson
 import pytest
-import uvicorn
 from redis.asyncio import Redis
 
 from config.settings import load_settings
 from providers.embedder import UseEmbedder
-from providers.processes import free_port
 from server.auth import TokenAuthority
 from server.console.accounts import MAX_FAILURES, Accounts, hash_password, password_matches
 from server.console.app import ConsoleContext, build_console
@@ -31,7 +28,7 @@ from server.memory.readpath import ReadPath
 from server.memory.schema import PersonId
 from server.memory.store import EdgeMemoryStore
 from tests.server.memory.conftest import FIXTURES
-from tests.support.waiting import wait_until
+from tests.support.serving import serving
 
 BROWSER = Path(__file__).resolve().parents[2] / "browser"
 PASSWORDS = {"zhang": "zhang-password-1", "li": "li-password-22", "admin": "admin-password-3"}
@@ -56,15 +53,8 @@ async def console(tmp_path: Path, redis: Redis, embedder: UseEmbedder) -> AsyncI
     await accounts.create("admin", PASSWORDS["admin"], "zhang", admin=True)
     ctx = ConsoleContext(redis, engine, SessionSigner(b"k" * 32, 3600),
                          TokenAuthority(b"t" * 32, 86400))  # fmt: skip
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(build_console(ctx), host="127.0.0.1", port=port,
-                                           log_level="warning", lifespan="off"))  # fmt: skip
-    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
-    task = asyncio.create_task(server.serve())
-    await wait_until(lambda: server.started, within_s=10)
-    yield Console(f"http://127.0.0.1:{port}", engine, redis)
-    server.should_exit = True
-    await task
+    async with serving(build_console(ctx)) as url:
+        yield Console(url, engine, redis)
     store.close()
 
 
