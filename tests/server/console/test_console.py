@@ -143,3 +143,27 @@ async def test_console_in_a_real_browser(console: Console, tmp_path: Path) -> No
     assert "需要管理员权限" in seen["userAdminText"]
     for name in ("memories", "search", "confirm-delete", "admin", "jobs"):
         assert (shots / f"console-{name}.png").stat().st_size > 5000
+
+
+async def test_admins_mint_device_and_mcp_tokens(console: Console) -> None:
+    import re
+
+    from server.mcp_endpoints import McpTokens
+
+    async with httpx.AsyncClient(base_url=console.url) as http:
+        await http.post("/login", data={"name": "admin", "password": PASSWORDS["admin"]})
+        page = (await http.get("/admin")).text
+        match = re.search(r'name="csrf" value="([^"]+)"', page)
+        assert match is not None
+        csrf = match.group(1)
+        mcp = await http.post("/admin/tokens/mcp", data={
+            "csrf": csrf, "person": "li", "endpoint": "device", "source": "kitchen"})  # fmt: skip
+        device = await http.post("/admin/tokens/device", data={
+            "csrf": csrf, "device_id": "AA:BB:CC:DD:EE:02", "client_id": "c-1"})  # fmt: skip
+    assert mcp.status_code == 200 and device.status_code == 200
+    token_match = re.search(r'<code id="secret">(hmcp_[^<]+)</code>', mcp.text)
+    assert token_match is not None
+    identity = await McpTokens(console.redis).identity(token_match.group(1))
+    assert identity is not None
+    assert (identity.person, identity.endpoint, identity.source) == ("li", "device", "kitchen")
+    assert re.search(r'<code id="secret">[^<]{20,}</code>', device.text)
