@@ -26,6 +26,7 @@ from redis.asyncio import Redis
 from rich.console import Console
 from rich.table import Table
 
+from bench.device import pct
 from bench.e2e.data import load_questions, load_snapshot
 from bench.e2e.hearth import running_hearth
 from bench.e2e.instant_llm import instant_llm
@@ -33,11 +34,6 @@ from server.mcp_endpoints import McpTokens
 from server.runtime import redis_url_file
 
 console = Console()
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def agent_context_times(env: dict[str, str], prompts: list[str]) -> tuple[list[float], int]:
@@ -92,9 +88,9 @@ async def main(calls: int) -> None:
     table.add_column("figure")
     table.add_column("value", justify="right")
     table.add_row(f"hearth-agent-context wall time, p50 / p99 of {len(hook)} prompts",
-                  f"{pct(hook, 50) * 1000:.0f} / {pct(hook, 99) * 1000:.0f} ms")  # fmt: skip
+                  f"{pct(hook, 0.5) * 1000:.0f} / {pct(hook, 0.99) * 1000:.0f} ms")  # fmt: skip
     table.add_row("  prompts that got a memory block", f"{injected}/{len(hook)}")
     table.add_row(f"MCP memory_search, p50 / p99 of {len(search)} calls",
-                  f"{pct(search, 50) * 1000:.1f} / {pct(search, 99) * 1000:.1f} ms")  # fmt: skip
+                  f"{pct(search, 0.5) * 1000:.1f} / {pct(search, 0.99) * 1000:.1f} ms")  # fmt: skip
     table.add_row("  mean", f"{statistics.mean(search) * 1000:.1f} ms")
     console.print(table)

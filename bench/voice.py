@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from bench.device import pct
 from bench.device_client import DeviceClient
 from bench.instant import InstantLLM, InstantTTS
 from bench.speech import (
@@ -42,11 +43,6 @@ from workers.settings import redis_settings
 
 console = Console()
 SECRET = "bench-voice-" + "x" * 20
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
 
 
 def three_seconds(samples: list[SpeechSample]) -> SpeechSample:
@@ -102,12 +98,12 @@ def uplink_cost(settings: HearthSettings, sample: SpeechSample, rounds: int) -> 
         listen_ms.append((t3 - t2) * 1000)
     return {
         "frames": len(packets),
-        "decode_p50": pct(decode_ms, 50),
-        "vad_p50": pct(vad_ms, 50),
-        "vad_p99": pct(vad_ms, 99),
-        "listener_p50": pct(listen_ms, 50),
+        "decode_p50": pct(decode_ms, 0.5),
+        "vad_p50": pct(vad_ms, 0.5),
+        "vad_p99": pct(vad_ms, 0.99),
+        "listener_p50": pct(listen_ms, 0.5),
         "total_p50": pct(
-            [a + b + c for a, b, c in zip(decode_ms, vad_ms, listen_ms, strict=True)], 50
+            [a + b + c for a, b, c in zip(decode_ms, vad_ms, listen_ms, strict=True)], 0.5
         ),
     }
 
@@ -176,7 +172,7 @@ async def main(settings: HearthSettings, runs: int) -> None:
     table.add_row(
         f"end of speech → stt, p50 / max of {len(eos)} (incl. {settings.vad.min_silence_ms} ms "
         "silence wait)",
-        f"{pct(eos, 50) * 1000:.0f} / {max(eos) * 1000:.0f} ms",
+        f"{pct(eos, 0.5) * 1000:.0f} / {max(eos) * 1000:.0f} ms",
     )
     table.add_row(f"uplink per 60 ms frame, p50 (n={cost['frames']:.0f})",
                   f"{cost['total_p50']:.3f} ms")  # fmt: skip

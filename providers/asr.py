@@ -72,6 +72,7 @@ class WhisperASR:
         self._settings = settings
         self._model_dir = model_dir
         self._model: WhisperModel | None = None
+        self._tokenizer: Any = None
         self._pool = ThreadPoolExecutor(1, "asr")
 
     def _load(self) -> WhisperModel:
@@ -119,9 +120,10 @@ class WhisperASR:
             features = np.pad(features, [(0, 0), (0, window - frames)])
         features = np.ascontiguousarray(features[None, :, :window], dtype=np.float32)
         encoded = model.model.encode(ctranslate2.StorageView.from_array(features), to_cpu=False)
-        tokenizer = Tokenizer(
+        tokenizer = self._tokenizer or Tokenizer(
             model.hf_tokenizer, True, task="transcribe", language=self._settings.language
         )
+        self._tokenizer = tokenizer  # built once: the vocabulary lookups cost on every turn
         prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
         budget = token_budget(audio.size / ASR_SAMPLE_RATE)
         [result] = model.model.generate(

@@ -12,6 +12,7 @@ on the agent endpoint → 403 (scope); a browser ``Origin`` not configured → 4
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import secrets
 import time
@@ -35,6 +36,7 @@ from config.settings import HearthSettings
 from providers.embedder import embed_async
 from server.memory import entities
 from server.memory.engine import MemoryEngine
+from server.memory.locks import person_lock
 from server.memory.safety import DESCRIPTION as SAFETY_DESCRIPTION
 from server.memory.safety import check_safety_tool
 from server.memory.schema import Memory, MemoryId, PersonId
@@ -160,18 +162,25 @@ class AgentMemory:
             raise ValueError("text is empty")
         person = PersonId(who.person)
         [vector] = await embed_async(self.memory.embedder, [text])
-        search = Search(vector, 1, threshold=self.duplicate_threshold)
-        [hits] = await search_async(self.memory.store, person, [search], time.time())
-        if hits:
-            hit = hits[0]
-            return {"status": "duplicate", "duplicate_of": hit.memory.key,
-                    "text": hit.memory.text, "similarity": round(hit.score, 3)}  # fmt: skip
-        memory = Memory(
-            text=text, person=person, entities=entities.entities_for(text, None),
-            speaker=speaker, source=who.source, created_at=time.time(),
-            id=MemoryId(str(uuid.uuid4())), tags_pending=True,
-        )  # fmt: skip
-        await store_call(self.memory.store, self.memory.store.upsert, [memory], [vector])
+        # The duplicate check and the write it guards are one step per person, across every
+        # process — the same Redis lock the memory API and the write path take.
+        async with contextlib.AsyncExitStack() as stack:
+            if self.redis is not None:
+                await stack.enter_async_context(
+                    person_lock(self.redis, who.person, hold_s=30, wait_s=30)
+                )
+            search = Search(vector, 1, threshold=self.duplicate_threshold)
+            [hits] = await search_async(self.memory.store, person, [search], time.time())
+            if hits:
+                hit = hits[0]
+                return {"status": "duplicate", "duplicate_of": hit.memory.key,
+                        "text": hit.memory.text, "similarity": round(hit.score, 3)}  # fmt: skip
+            memory = Memory(
+                text=text, person=person, entities=entities.entities_for(text, None),
+                speaker=speaker, source=who.source, created_at=time.time(),
+                id=MemoryId(str(uuid.uuid4())), tags_pending=True,
+            )  # fmt: skip
+            await store_call(self.memory.store, self.memory.store.upsert, [memory], [vector])
         if self.redis is not None:  # stdio without Redis: tags stay at their safe defaults
             await self.redis.sadd(keys.retag(who.person), memory.key)  # type: ignore[misc]
         log.info("mcp.add", person=who.person, client=who.name, source=who.source, text=text)
