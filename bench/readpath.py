@@ -188,7 +188,7 @@ def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data
 
 async def main(settings: HearthSettings, scales: list[int], persons: int, queries: int,
                mem0_queries: int, seed: int) -> None:  # fmt: skip
-    embedder = UseEmbedder(threads=settings.memory.embedder_threads)
+    embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     items = unique_items(POOL, seed)
     slot_of = {str(i.memory["text"]): i.slot for i in items}  # memory text → fact slot
     vectors = pool_vectors(settings, embedder, items)

@@ -148,6 +148,7 @@ class MemorySettings(_Section):
     collection: str
     embedder: Literal["use", "openai"]
     embedder_threads: int = Field(ge=1, le=8)
+    embedder_precision: Literal["int8", "fp32"]
     embedding_base_url: str | None
     embedding_model: str
     embedding_api_key: SecretStr

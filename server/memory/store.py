@@ -3,7 +3,9 @@
 Layout (measured, see README "Memory store"): one shard / collection for all persons with
 ``person`` as a keyword-indexed tenant key. Every method takes a ``PersonId`` and adds the
 ``person`` condition itself — isolation holds by construction. Expired ``decay=time`` memories
-are filtered inside the engine (``expires_at < now`` excluded), so they never use up a limit.
+are filtered inside the engine (``expires_at < now`` excluded), so they never use up a limit —
+unless a search sets ``exclude_expired=False`` and drops them itself (the read path's direct
+search, see ``server/memory/readpath.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ class Search:
     entities_any: tuple[str, ...] = ()  # memories about any of these names/relations
     cls: str | None = None
     speaker: str | None = None  # only what this registered speaker said
+    # False: the engine does not test expiry (the caller drops expired hits itself). On a
+    # person-wide search that extra per-point condition cost ~2.3 ms at 10,000 memories.
+    exclude_expired: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +166,7 @@ class EdgeMemoryStore:
     def _filter(self, person: PersonId, search: Search | None, now: float | None) -> qe.Filter:
         must: list[Any] = [self._person(person)]
         must_not: list[Any] = []
-        if now is not None:
+        if now is not None and (search is None or search.exclude_expired):
             must_not.append(qe.FieldCondition(schema.EXPIRES_AT, range=qe.RangeFloat(lt=now)))
         if search is not None and search.cls:
             must.append(qe.FieldCondition(schema.CLS, match=qe.MatchValue(search.cls)))

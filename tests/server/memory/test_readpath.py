@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from server.memory.readpath import ReadPath
+from config.settings import load_settings
+from providers.embedder import UseEmbedder
+from server.memory.readpath import EXPIRY_SLACK, ReadPath
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
+from server.memory.schema import Decay, Memory, MemoryClass
+from server.memory.store import EdgeMemoryStore
 from tests.server.memory.conftest import LI, ZHANG
 
 
@@ -93,3 +97,27 @@ async def test_timings_cover_every_step(read_path: ReadPath) -> None:
     recall = await read_path.recall(ZHANG, "我老婆对什么过敏")
     assert set(recall.timings_ms) == {"embed", "round1", "round2", "render", "total"}
     assert all(v >= 0 for v in recall.timings_ms.values())
+
+
+async def test_expired_hits_never_use_up_the_direct_limit(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """The direct search leaves expiry to the read path (EXPIRY_SLACK extra hits); when expired
+    memories fill the whole page, round 2 asks again with the engine excluding them."""
+    days = ["十月一", "十月二", "十月三", "十月四", "十月五", "十月六", "十月七", "十月九",
+            "十月十", "十月十一", "十月十二", "十月十三"]  # fmt: skip
+    past, future = 1_760_000_000.0, 4_102_444_800.0
+    expired = [
+        Memory(f"{day}号上午去医院做体检", ZHANG, MemoryClass.EVENT, Decay.TIME, past, "我")
+        for day in days
+    ]
+    live = Memory("明年一月五号上午去医院复查", ZHANG, MemoryClass.EVENT, Decay.TIME, future, "我")
+    memories = [*expired, live]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    settings = load_settings().memory
+    assert len(expired) > settings.limit + EXPIRY_SLACK
+    recall = await read_path.recall(ZHANG, "我什么时候去医院做体检")
+    recalled = {r.memory.text: r for r in recall.safety + recall.related}
+    assert not any("上午去医院做体检" in t for t in recalled)
+    assert recalled[live.text].why == "direct"  # ranked below every expired one, still found
+    assert recall.round_trips == 2
