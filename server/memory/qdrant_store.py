@@ -29,7 +29,8 @@ class QdrantMemoryStore:
         self.client = client
         self.collection = collection
         self.dim = dim
-        if not client.collection_exists(collection):
+        fresh = not client.collection_exists(collection)
+        if fresh:
             client.create_collection(
                 collection,
                 vectors_config=models.VectorParams(size=dim, distance=models.Distance.COSINE),
@@ -39,10 +40,31 @@ class QdrantMemoryStore:
                 schema.PERSON,
                 models.KeywordIndexParams(type=models.KeywordIndexType.KEYWORD, is_tenant=True),
             )
-            for key in schema.KEYWORD_FIELDS[1:]:
+        indexed = set() if fresh else set(client.get_collection(collection).payload_schema)
+        for key in schema.KEYWORD_FIELDS[1:]:
+            if key not in indexed:
                 client.create_payload_index(collection, key, models.PayloadSchemaType.KEYWORD)
-            for key in schema.FLOAT_FIELDS:
+        for key in schema.FLOAT_FIELDS:
+            if key not in indexed:
                 client.create_payload_index(collection, key, models.PayloadSchemaType.FLOAT)
+        if not fresh and schema.PERSON_ENTITIES not in indexed:
+            self._backfill_person_entities()
+
+    def _backfill_person_entities(self) -> None:
+        """Collections written before PERSON_ENTITIES existed: derive it once for every point."""
+        missing = models.Filter(
+            must=[
+                models.IsEmptyCondition(is_empty=models.PayloadField(key=schema.PERSON_ENTITIES))
+            ],
+            must_not=[models.IsEmptyCondition(is_empty=models.PayloadField(key=schema.ENTITIES))],
+        )
+        while True:
+            records, _ = self.client.scroll(self.collection, missing, limit=512, with_payload=True)
+            if not records:
+                return
+            for memory in memories_of(records):
+                payload = schema.derived(memory.person, {schema.ENTITIES: list(memory.entities)})
+                self.client.set_payload(self.collection, payload, points=[memory.key])
 
     @classmethod
     def from_settings(cls, settings: HearthSettings, dim: int) -> QdrantMemoryStore:
@@ -77,10 +99,10 @@ class QdrantMemoryStore:
                 )
             )
         if search is not None and search.entities_any:
-            # entities ⊇ {subject} (schema invariant): one indexed condition
-            names = list(search.entities_any)
+            # this person's memories about these names: one selective indexed condition
+            keys = [schema.person_entity(person, name) for name in search.entities_any]
             must.append(
-                models.FieldCondition(key=schema.ENTITIES, match=models.MatchAny(any=names))
+                models.FieldCondition(key=schema.PERSON_ENTITIES, match=models.MatchAny(any=keys))
             )
         return models.Filter(must=must, must_not=must_not or None)
 
@@ -145,6 +167,7 @@ class QdrantMemoryStore:
     def set_payload(self, person: PersonId, ids: list[MemoryId], payload: dict[str, Any]) -> None:
         owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
         if owned:
+            payload = schema.derived(person, payload)
             self.client.set_payload(self.collection, payload, points=owned)
 
     def delete(self, person: PersonId, ids: list[MemoryId]) -> None:

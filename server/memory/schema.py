@@ -32,9 +32,12 @@ class Decay(enum.StrEnum):
 
 
 # Invariant: ENTITIES holds the SUBJECT (unless the subject is the speaker: 我) plus every name
-# and relation the text mentions — relation and name rounds filter on ENTITIES alone.
+# and relation the text mentions. PERSON_ENTITIES is derived from it ("person:entity" per entity,
+# see ``derived``): the relation and name rounds filter on it, so the engine starts from this
+# person's few memories about those names instead of every person's (measured at 10×10,000:
+# 1.4–2.0 ms → ~0.3 ms per round).
 # Payload keys (the schema). Indexed: PERSON (tenant), CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE,
-# EXPIRES_AT, CREATED_AT.
+# PERSON_ENTITIES, EXPIRES_AT, CREATED_AT.
 TEXT = "text"
 PERSON = "person"
 SPEAKER = "speaker"
@@ -48,8 +51,23 @@ CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"
 TAGS_PENDING = "tags_pending"  # tagging failed or has not run yet: safe defaults, retag later
 HISTORY = "history"  # earlier texts of a superseded memory: [{"text", "replaced_at"}]
-KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE)
+PERSON_ENTITIES = "person_entities"
+KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
+
+
+def person_entity(person: PersonId, entity: str) -> str:
+    """One PERSON_ENTITIES value (person ids never hold ':': ``server.persons.PERSON_PATTERN``)."""
+    return f"{person}:{entity}"
+
+
+def derived(person: PersonId, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` plus the fields derived from it (PERSON_ENTITIES when ENTITIES is set): every
+    write of ENTITIES goes through here."""
+    if ENTITIES not in payload:
+        return payload
+    keys = [person_entity(person, str(e)) for e in payload[ENTITIES] or ()]
+    return {**payload, PERSON_ENTITIES: keys}
 
 
 def memory_id(person: PersonId, text: str) -> MemoryId:
@@ -100,7 +118,7 @@ class Memory:
             payload[TAGS_PENDING] = True
         if self.history:
             payload[HISTORY] = [{"text": t, "replaced_at": at} for t, at in self.history]
-        return payload
+        return derived(self.person, payload)
 
     @classmethod
     def from_payload(cls, point_id: str, payload: dict[str, Any]) -> Memory:

@@ -145,14 +145,38 @@ class EdgeMemoryStore:
             qe.EdgeShard.create(str(path), config) if fresh else qe.EdgeShard.load(str(path))
         )
         self._write = threading.Lock()
-        if fresh:
-            for key in schema.KEYWORD_FIELDS:
+        indexed = set() if fresh else set(self._shard.info().payload_schema)
+        for key in schema.KEYWORD_FIELDS:
+            if key not in indexed:
                 self._shard.update(
                     qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword)
                 )
-            for key in schema.FLOAT_FIELDS:
+        for key in schema.FLOAT_FIELDS:
+            if key not in indexed:
                 self._shard.update(
                     qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float)
+                )
+        if not fresh and schema.PERSON_ENTITIES not in indexed:
+            self._backfill_person_entities()
+
+    def _backfill_person_entities(self) -> None:
+        """Stores written before PERSON_ENTITIES existed: derive it once for every point."""
+        request = qe.Filter(
+            must=[qe.IsEmptyCondition(schema.PERSON_ENTITIES)],
+            must_not=[qe.IsEmptyCondition(schema.ENTITIES)],
+        )
+        while True:
+            records, _ = self._shard.scroll(
+                qe.ScrollRequest(limit=512, filter=request, with_payload=True)
+            )
+            if not records:
+                return
+            for memory in memories_of(records):
+                self._shard.update(
+                    qe.UpdateOperation.set_payload(
+                        [memory.key],
+                        schema.derived(memory.person, {schema.ENTITIES: list(memory.entities)}),
+                    )
                 )
 
     # ---- filters ----------------------------------------------------------------------------
@@ -173,9 +197,9 @@ class EdgeMemoryStore:
         if search is not None and search.speaker:
             must.append(qe.FieldCondition(schema.SPEAKER, match=qe.MatchValue(search.speaker)))
         if search is not None and search.entities_any:
-            # entities ⊇ {subject} (schema invariant): one indexed condition, no OR to evaluate
-            names = list(search.entities_any)
-            must.append(qe.FieldCondition(schema.ENTITIES, match=qe.MatchAny(names)))
+            # this person's memories about these names: one selective indexed condition
+            keys = [schema.person_entity(person, name) for name in search.entities_any]
+            must.append(qe.FieldCondition(schema.PERSON_ENTITIES, match=qe.MatchAny(keys)))
         return qe.Filter(must=must, must_not=must_not or None)
 
     # ---- reads ------------------------------------------------------------------------------
@@ -237,7 +261,9 @@ class EdgeMemoryStore:
         owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]
         if owned:
             with self._write:
-                self._shard.update(qe.UpdateOperation.set_payload(owned, payload))
+                self._shard.update(
+                    qe.UpdateOperation.set_payload(owned, schema.derived(person, payload))
+                )
 
     def delete(self, person: PersonId, ids: list[MemoryId]) -> None:
         owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]

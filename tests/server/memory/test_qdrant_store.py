@@ -11,6 +11,7 @@ from qdrant_client import QdrantClient
 
 from config.settings import SettingsError, load_settings
 from providers.embedder import UseEmbedder
+from server.memory import schema
 from server.memory.importer import import_file
 from server.memory.qdrant_store import QdrantMemoryStore
 from server.memory.readpath import ReadPath
@@ -62,3 +63,23 @@ def test_url_must_pin_the_scheme() -> None:
     with pytest.raises(SettingsError) as info:
         QdrantMemoryStore.from_settings(settings, 512)
     assert info.value.key == "qdrant.url"
+
+
+async def test_a_collection_from_before_person_entities_is_backfilled(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    client = QdrantClient(path=str(tmp_path / "q"))
+    import_file(FIXTURES / "household_zhang.jsonl", ZHANG, embedder,
+                QdrantMemoryStore(client, "memories", embedder.dim))  # fmt: skip
+    records, _ = client.scroll("memories", limit=1000, with_payload=True)
+    client.delete_payload("memories", [schema.PERSON_ENTITIES], points=[r.id for r in records])
+    client.delete_payload_index("memories", schema.PERSON_ENTITIES)
+    reopened = QdrantMemoryStore(client, "memories", embedder.dim)
+    records, _ = client.scroll("memories", limit=1000, with_payload=True)
+    assert all((r.payload or {}).get(schema.PERSON_ENTITIES) for r in records
+               if (r.payload or {}).get(schema.ENTITIES))  # fmt: skip
+    nickname = await ReadPath(embedder, reopened, load_settings().memory).recall(
+        ZHANG, "我女儿能吃花生酱吗"
+    )
+    assert "小橙子对花生过敏" in [r.memory.text for r in nickname.safety]
+    reopened.close()

