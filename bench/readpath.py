@@ -201,9 +201,6 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             started = time.perf_counter()
             data = build_store(store, items, vectors, persons, per_person, rng)
             load_s = time.perf_counter() - started
-            # what `hearth up` does at start-up with the embedded store (memory.index_min_points)
-            indexed = store.index(settings.memory.index_min_points)
-            index_s = indexed[1] if indexed else None
             qs = make_queries(items, data, queries, rng)
             read_path = ReadPath(embedder, store, settings.memory)
             await read_path.recall(data.persons[0], "预热")
@@ -211,7 +208,6 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             store.close()
             theirs = (await asyncio.to_thread(run_mem0, embedder, items, vectors, data,
                                               qs[:mem0_queries], folder, slot_of)) if mem0_queries else None  # fmt: skip
-        ours["index_s"] = index_s
         rows.append((per_person, load_s, ours, theirs))
     _report(rows, persons, queries, mem0_queries)
 
@@ -235,7 +231,7 @@ def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
     quality = Table(
         title="quality and comparison with mem0 Memory.search (same data, same queries)"
     )
-    for col in ("memories", "index s", "recall@5 (labelled)", "noise turns clean", "max round trips",
+    for col in ("memories", "recall@5 (labelled)", "noise turns clean", "max round trips",
                 "mem0 p50 ms", "mem0 recall@5", "Hearth p50 ms (same queries)", "speed-up"):  # fmt: skip
         quality.add_column(col, justify="right")
     for per_person, _load, ours, theirs in rows:
@@ -247,8 +243,7 @@ def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
                      f"{mem0_p50 / ours_p50:.1f}×"]  # fmt: skip
         else:
             extra = ["-", "-", "-", "-"]
-        index = "-" if ours["index_s"] is None else f"{ours['index_s']:.1f}"
-        quality.add_row(f"{persons}×{per_person}", index, f"{ours['recall5']:.3f} ({ours['labelled']})",
+        quality.add_row(f"{persons}×{per_person}", f"{ours['recall5']:.3f} ({ours['labelled']})",
                         f"{ours['noise_clean']:.3f} ({ours['noise']})", str(ours["max_round_trips"]),
                         *extra)  # fmt: skip
     console.print(quality)

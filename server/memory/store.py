@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -133,42 +132,24 @@ class EdgeMemoryStore:
         self.dim = dim
         self.path = path
         path.mkdir(parents=True, exist_ok=True)
-        # How ``index()`` builds segments (passed on load too, so older stores adopt it): a
-        # person-wide search is a brute-force scan of that person's vectors, so an indexed
-        # segment keeps an int8 copy in RAM (scanned, then rescored from float16) and no HNSW
-        # graph (m=0: with the default graph the person-filtered search got slower, README).
-        # Measured at 10×10,000, person-filtered search: 2.1 → 1.2 ms.
-        hnsw = qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000, payload_m=0)
-        int8 = qe.ScalarQuantizationConfig(qe.ScalarType.Int8, always_ram=True)
-        threads = 1  # a household search is tiny: a thread pool only adds latency
-        # index() decides when (memory.index_min_points), not the engine's size threshold
-        optimizers = qe.EdgeOptimizersConfig(indexing_threshold=1)
-        # float16 storage: half the bytes per brute-force scan; measured at 10×10,000 read
-        # path p50 10.8 → 9.2 ms with recall@5 unchanged (0.991); see README
-        vectors = qe.EdgeVectorParams(
-            size=dim, distance=qe.Distance.Cosine, datatype=qe.VectorStorageDatatype.Float16
+        config = qe.EdgeConfig(
+            # float16 storage: half the bytes per brute-force scan; measured at 10×10,000 read
+            # path p50 10.8 → 9.2 ms with recall@5 unchanged (0.991); see README
+            vectors=qe.EdgeVectorParams(
+                size=dim, distance=qe.Distance.Cosine, datatype=qe.VectorStorageDatatype.Float16
+            ),
+            max_search_threads=1,  # a household search is tiny: a thread pool only adds latency
         )
-        config = qe.EdgeConfig(vectors=vectors, hnsw_config=hnsw, quantization_config=int8,
-                               optimizers=optimizers, max_search_threads=threads)  # fmt: skip
-        self.indexable = True
-        if not any(path.iterdir()):
-            fresh = True
-            self._shard = qe.EdgeShard.create(str(path), config)
-        else:
-            fresh = False
-            try:  # an existing store adopts this layout for its next index()
-                self._shard = qe.EdgeShard.load(str(path), config)
-            except Exception:  # older float32 stores (incompatible): keep them as they are,
-                self._shard = qe.EdgeShard.load(str(path))  # unindexed (their graph was slower)
-                self.indexable = False
+        fresh = not any(path.iterdir())
+        self._shard = (
+            qe.EdgeShard.create(str(path), config) if fresh else qe.EdgeShard.load(str(path))
+        )
         self._write = threading.Lock()
         indexed = set() if fresh else set(self._shard.info().payload_schema)
         for key in schema.KEYWORD_FIELDS:
             if key not in indexed:
-                # the tenant key: indexed segments keep each person's points together
-                kind = qe.KeywordIndexParams(is_tenant=True) if key == schema.PERSON else None
                 self._shard.update(
-                    qe.UpdateOperation.create_field_index(key, kind or qe.PayloadSchemaType.Keyword)
+                    qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword)
                 )
         for key in schema.FLOAT_FIELDS:
             if key not in indexed:
@@ -177,20 +158,6 @@ class EdgeMemoryStore:
                 )
         if not fresh and schema.PERSON_ENTITIES not in indexed:
             self._backfill_person_entities()
-
-    def index(self, min_points: int) -> tuple[int, float] | None:
-        """Fold vectors written since the last index into indexed segments (int8 copy, tenant
-        order) when at least ``min_points`` (> 0) of them are outside one. Runs where nothing
-        else uses the store (start-up, ``hearth memory import``): it holds the write lock for
-        the whole build (~16 s for 100,000 memories). Returns (vectors folded, seconds)."""
-        info = self._shard.info()
-        pending = int(info.points_count) - int(info.indexed_vectors_count)
-        if not self.indexable or min_points <= 0 or pending < min_points:
-            return None
-        started = time.perf_counter()
-        with self._write:
-            self._shard.optimize()
-        return pending, time.perf_counter() - started
 
     def _backfill_person_entities(self) -> None:
         """Stores written before PERSON_ENTITIES existed: derive it once for every point."""

@@ -7,13 +7,12 @@ from pathlib import Path
 
 import qdrant_edge as qe
 
-from config.settings import load_settings
 from providers.embedder import UseEmbedder
 from server.memory import schema
-from server.memory.readpath import ReadPath
-from server.memory.schema import Memory
+from server.memory.schema import Memory, PersonId
 from server.memory.store import EdgeMemoryStore, Search
-from tests.server.memory.conftest import LI, ZHANG
+
+ZHANG, LI = PersonId("zhang"), PersonId("li")
 
 
 def _memories() -> list[Memory]:
@@ -69,24 +68,3 @@ def test_a_store_from_before_person_entities_is_backfilled_on_open(
     reopened = EdgeMemoryStore(path, embedder.dim)  # the index now exists: nothing to backfill
     assert schema.PERSON_ENTITIES in reopened._shard.info().payload_schema
     reopened.close()
-
-
-async def test_an_indexed_store_recalls_like_a_fresh_one(
-    store: EdgeMemoryStore, embedder: UseEmbedder
-) -> None:
-    assert store.index(0) is None  # 0 = never
-    folded = store.index(1)
-    assert folded is not None and folded[0] == store._shard.info().points_count
-    assert store.index(1) is None  # nothing pending any more
-    read_path = ReadPath(embedder, store, load_settings().memory)
-    implicit = await read_path.recall(ZHANG, "订个海鲜礼包送我老婆")
-    assert any(r.memory.text.startswith("我老婆对海鲜过敏") for r in implicit.safety)
-    nickname = await read_path.recall(ZHANG, "我女儿能吃花生酱吗")
-    assert "小橙子对花生过敏" in [r.memory.text for r in nickname.safety]
-    other = await read_path.recall(LI, "订个海鲜礼包送我老婆")
-    assert all(r.memory.person == LI for r in other.safety + other.related)
-    # written after the index: found in the appendable segment
-    late = Memory("我老婆最近开始对芒果过敏", ZHANG, subject="老婆", entities=("老婆",))
-    store.upsert([late], embedder.embed([late.text]))
-    again = await read_path.recall(ZHANG, "买点芒果给我老婆")
-    assert late.text in [r.memory.text for r in again.safety + again.related]
