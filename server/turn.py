@@ -212,7 +212,7 @@ class Turn:
                 await self._queue_text(queue, rest)
             if not calls:
                 return
-            messages.append(_assistant_tool_message("".join(reply), calls))
+            messages.append(assistant_tool_message("".join(reply), calls))
             for call in calls:
                 result = await self._call_tool(call)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
@@ -326,10 +326,12 @@ class Turn:
                 self.s.on_first_audio(total, self.timing.provider_s)
 
 
-def _assistant_tool_message(text: str, calls: list[ToolCall]) -> Message:
+def assistant_tool_message(text: str, calls: list[ToolCall]) -> Message:
     return {
         "role": "assistant",
-        "content": text or None,
+        # "" rather than null: OpenAI accepts both, llama-cpp-python's server rejects null (HTTP
+        # 500 on the round after every tool call; found by hand with the local model)
+        "content": text,
         "tool_calls": [
             {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
             for c in calls

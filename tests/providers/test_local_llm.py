@@ -12,7 +12,10 @@ import pytest
 from redis.asyncio import Redis
 
 from config.settings import load_settings
+from providers.llm import Message, TextDelta, ToolCall
 from providers.processes import LocalLLMServer, free_port
+from server.runtime import build_llm
+from server.turn import assistant_tool_message
 from tests.conftest import start_hearth
 
 pytestmark = pytest.mark.local_llm
@@ -44,3 +47,20 @@ async def test_device_turn_through_the_real_local_llm(
     assert "二" in result.text or "2" in result.text
     assert len(result.frames) > 5  # espeak audio as Opus frames
     assert "抱歉" not in result.text  # not the apology path
+
+
+async def test_the_local_server_accepts_the_round_after_a_tool_call(
+    local_llm: LocalLLMServer,
+) -> None:
+    """The follow-up request carries the assistant's tool call and the tool's result, exactly as
+    a turn builds them; llama-cpp-python's server once refused it (HTTP 500 on null content)."""
+    llm = build_llm(load_settings(), local_llm.base_url)
+    call = ToolCall("call_1", "check_safety", '{"topic": "海鲜礼包"}')
+    messages: list[Message] = [
+        {"role": "system", "content": "你是家庭语音助手，回答要简短。"},
+        {"role": "user", "content": "订个海鲜礼包送我老婆"},
+        assistant_tool_message("", [call]),
+        {"role": "tool", "tool_call_id": "call_1", "content": "我老婆对海鲜过敏"},
+    ]
+    text = "".join([i.text async for i in llm.stream(messages, []) if isinstance(i, TextDelta)])
+    assert text.strip(), "the local model said nothing after the tool result"
