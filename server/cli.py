@@ -40,12 +40,16 @@ T = TypeVar("T")
 READPATH_SCALES = [1000, 10000]
 
 
+def _configuration_error(exc: SettingsError) -> typer.Exit:
+    console.print(f"[red]configuration error:[/red] {exc}")
+    return typer.Exit(2)
+
+
 def _settings() -> HearthSettings:
     try:
         settings = load_settings()
     except SettingsError as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        raise _configuration_error(exc) from exc
     configure_logging(settings.log_level, settings.log_format)
     return settings
 
@@ -54,8 +58,7 @@ def _run(coro_fn: Callable[[], Awaitable[T]]) -> T:
     try:
         return uvloop.run(coro_fn())  # type: ignore[arg-type]
     except SettingsError as exc:
-        console.print(f"[red]configuration error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        raise _configuration_error(exc) from exc
 
 
 @app.command()
@@ -558,6 +561,8 @@ def main() -> None:
         app()
     except KeyboardInterrupt:
         sys.exit(130)
+    except SettingsError as exc:  # raised outside _settings/_run, e.g. a store already open
+        sys.exit(_configuration_error(exc).exit_code)
 
 
 if __name__ == "__main__":

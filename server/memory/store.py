@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 
 import qdrant_edge as qe
 
+from config.settings import SettingsError
 from server.memory import schema
 from server.memory.schema import Memory, MemoryId, PersonId
 
@@ -141,11 +142,20 @@ class EdgeMemoryStore:
             max_search_threads=1,  # a household search is tiny: a thread pool only adds latency
         )
         fresh = not any(path.iterdir())
-        self._shard = (
-            qe.EdgeShard.create(str(path), config) if fresh else qe.EdgeShard.load(str(path))
-        )
+        try:
+            self._shard = (
+                qe.EdgeShard.create(str(path), config) if fresh else qe.EdgeShard.load(str(path))
+            )
+            indexed = set() if fresh else set(self._shard.info().payload_schema)
+        except Exception as exc:  # the engine raises a bare Exception with its I/O error
+            if "WouldBlock" not in str(exc):
+                raise
+            raise SettingsError(
+                "memory.store_path",
+                f"{path} is open in another process: only one process may open the embedded "
+                "store (stop the other `hearth up`, or use its admin API: operator commands do)",
+            ) from exc
         self._write = threading.Lock()
-        indexed = set() if fresh else set(self._shard.info().payload_schema)
         for key in schema.KEYWORD_FIELDS:
             if key not in indexed:
                 self._shard.update(

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 import qdrant_edge as qe
 
+from config.settings import SettingsError
 from providers.embedder import UseEmbedder
 from server.memory import schema
 from server.memory.schema import Memory, PersonId
@@ -68,3 +70,22 @@ def test_a_store_from_before_person_entities_is_backfilled_on_open(
     reopened = EdgeMemoryStore(path, embedder.dim)  # the index now exists: nothing to backfill
     assert schema.PERSON_ENTITIES in reopened._shard.info().payload_schema
     reopened.close()
+
+
+def test_a_store_open_in_another_process_is_a_clear_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "memory"
+    EdgeMemoryStore(path, 8).close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, qdrant_edge as qe; s = qe.EdgeShard.load(sys.argv[1]);"
+         " s.info(); print('open', flush=True); sys.stdin.read()", str(path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(SettingsError, match="open in another process"):
+            EdgeMemoryStore(path, 8)
+    finally:
+        holder.communicate("", timeout=30)
