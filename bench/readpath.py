@@ -201,10 +201,13 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             started = time.perf_counter()
             data = build_store(store, items, vectors, persons, per_person, rng)
             load_s = time.perf_counter() - started
+            # what `hearth up` does at start-up with the embedded store (memory.index_min_points)
+            indexed = store.index(settings.memory.index_min_points)
             qs = make_queries(items, data, queries, rng)
             read_path = ReadPath(embedder, store, settings.memory)
             await read_path.recall(data.persons[0], "预热")
             ours = await run_hearth(read_path, qs, slot_of)
+            ours["index_s"] = indexed[1] if indexed else None
             store.close()
             theirs = (await asyncio.to_thread(run_mem0, embedder, items, vectors, data,
                                               qs[:mem0_queries], folder, slot_of)) if mem0_queries else None  # fmt: skip
@@ -231,7 +234,7 @@ def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
     quality = Table(
         title="quality and comparison with mem0 Memory.search (same data, same queries)"
     )
-    for col in ("memories", "recall@5 (labelled)", "noise turns clean", "max round trips",
+    for col in ("memories", "index s", "recall@5 (labelled)", "noise turns clean", "max round trips",
                 "mem0 p50 ms", "mem0 recall@5", "Hearth p50 ms (same queries)", "speed-up"):  # fmt: skip
         quality.add_column(col, justify="right")
     for per_person, _load, ours, theirs in rows:
@@ -243,7 +246,8 @@ def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]]
                      f"{mem0_p50 / ours_p50:.1f}×"]  # fmt: skip
         else:
             extra = ["-", "-", "-", "-"]
-        quality.add_row(f"{persons}×{per_person}", f"{ours['recall5']:.3f} ({ours['labelled']})",
+        index = "-" if ours["index_s"] is None else f"{ours['index_s']:.1f}"
+        quality.add_row(f"{persons}×{per_person}", index, f"{ours['recall5']:.3f} ({ours['labelled']})",
                         f"{ours['noise_clean']:.3f} ({ours['noise']})", str(ours["max_round_trips"]),
                         *extra)  # fmt: skip
     console.print(quality)

@@ -158,6 +158,7 @@ class MemorySettings(_Section):
     limit: int = Field(ge=1, le=50)
     entity_limit: int = Field(ge=0, le=20)
     relation_threshold: float = Field(ge=-1, le=1)
+    index_min_points: int = Field(ge=0)
 
 
 class ApiModel(_Section):

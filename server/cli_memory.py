@@ -75,6 +75,7 @@ def import_(
         engine = build_memory(settings)
         try:
             count = import_memories(lines, PersonId(person), engine.embedder, engine.store)
+            engine.index()
         finally:
             engine.close()
     console.print(f"imported {count} memories for {person}")

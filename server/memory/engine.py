@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import structlog
+
 from config.settings import HearthSettings
 from providers.embedder import Embedder, OpenAIEmbedder, UseEmbedder
 from server.memory.readpath import ReadPath
 from server.memory.store import EdgeMemoryStore, MemoryStore
+
+log = structlog.get_logger(__name__)
 
 
 @dataclass
@@ -15,6 +19,16 @@ class MemoryEngine:
     embedder: Embedder
     store: MemoryStore
     read_path: ReadPath
+    index_min_points: int = 0
+
+    def index(self) -> None:
+        """Embedded store only (a Qdrant server runs its own optimizer): fold pending vectors
+        into indexed segments once ``memory.index_min_points`` of them have piled up."""
+        if not isinstance(self.store, EdgeMemoryStore):
+            return
+        done = self.store.index(self.index_min_points)
+        if done is not None:
+            log.info("memory.indexed", vectors=done[0], seconds=round(done[1], 2))
 
     def close(self) -> None:
         self.store.close()
@@ -45,4 +59,11 @@ def build_memory(settings: HearthSettings, embedder: Embedder | None = None) -> 
         store: MemoryStore = QdrantMemoryStore.from_settings(settings, embedder.dim)
     else:
         store = EdgeMemoryStore(settings.resolve(settings.memory.store_path), embedder.dim)
-    return MemoryEngine(embedder, store, ReadPath(embedder, store, settings.memory))
+    engine = MemoryEngine(
+        embedder,
+        store,
+        ReadPath(embedder, store, settings.memory),
+        settings.memory.index_min_points,
+    )
+    engine.index()  # before anything is served: it holds the store's write lock while it runs
+    return engine

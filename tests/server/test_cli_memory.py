@@ -101,3 +101,21 @@ async def test_recall_goes_through_the_running_server(
         server.should_exit = True
         await task
         engine.close()
+
+
+def test_import_indexes_the_store_once_enough_is_pending(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HEARTH_MEMORY__INDEX_MIN_POINTS", "10")
+    imported = runner.invoke(app, ["memory", "import", str(FIXTURE), "--person", "zhang"])
+    assert imported.exit_code == 0, imported.output
+    settings = make_settings(Path(os.environ["HEARTH_DATA_DIR"]))
+    engine = build_memory(settings, UseEmbedder())
+    try:
+        info = engine.store._shard.info()  # type: ignore[attr-defined]
+        assert info.points_count == info.indexed_vectors_count > 10
+    finally:
+        engine.close()
+    recalled = runner.invoke(
+        app, ["memory", "recall", "我女儿能吃花生酱吗", "--person", "zhang", "--json"]
+    )
+    data = orjson.loads(recalled.stdout)
+    assert "小橙子对花生过敏" in [m["text"] for m in data["groups"]["safety"]]

@@ -19,11 +19,18 @@ ZHANG = PersonId("zhang")
 LI = PersonId("li")
 
 
-@pytest.fixture
-def store(tmp_path: Path, embedder: UseEmbedder) -> Iterator[EdgeMemoryStore]:
+@pytest.fixture(params=["appendable", "indexed"])
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, embedder: UseEmbedder
+) -> Iterator[EdgeMemoryStore]:
+    """The households in a fresh store (appendable float16 segment), and the same after
+    ``index()`` (quantised copy, rescored): every read-path test runs against both."""
     store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
     import_file(FIXTURES / "household_zhang.jsonl", ZHANG, embedder, store)
     import_file(FIXTURES / "household_li.jsonl", LI, embedder, store)
+    if request.param == "indexed":
+        folded = store.index(1)
+        assert folded is not None and store._shard.info().indexed_vectors_count == folded[0]
     yield store
     store.close()
 

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 import qdrant_edge as qe
 
-from config.settings import SettingsError
+from config.settings import SettingsError, load_settings
 from providers.embedder import UseEmbedder
 from server.memory import schema
-from server.memory.schema import Memory, PersonId
+from server.memory.readpath import ReadPath
+from server.memory.schema import Memory
 from server.memory.store import EdgeMemoryStore, Search
-
-ZHANG, LI = PersonId("zhang"), PersonId("li")
+from tests.server.memory.conftest import LI, ZHANG
 
 
 def _memories() -> list[Memory]:
@@ -89,3 +89,56 @@ def test_a_store_open_in_another_process_is_a_clear_error(tmp_path: Path) -> Non
             EdgeMemoryStore(path, 8)
     finally:
         holder.communicate("", timeout=30)
+
+
+async def test_index_folds_pending_memories_and_later_writes_are_still_found(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    memories = _memories()
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    assert store.index(0) is None  # 0 = never
+    assert store.index(4) is None  # fewer pending than asked for
+    folded = store.index(3)
+    assert folded is not None and folded[0] == 3
+    assert store.index(1) is None  # nothing pending any more
+    # written after the index: found in the appendable segment, next to the indexed ones
+    late = Memory("小橙子最近开始对芒果过敏", ZHANG, subject="小橙子", entities=("小橙子",))
+    store.upsert([late], embedder.embed([late.text]))
+    read_path = ReadPath(embedder, store, load_settings().memory)
+    recall = await read_path.recall(ZHANG, "小橙子能吃芒果和花生吗")
+    recalled = [r.memory.text for r in recall.safety + recall.related]
+    assert late.text in recalled and "小橙子对花生过敏" in recalled
+    assert all(r.memory.person == ZHANG for r in recall.safety + recall.related)
+    store.close()
+    reopened = EdgeMemoryStore(tmp_path / "memory", embedder.dim)  # the layout survives a reload
+    info = reopened._shard.info()
+    assert (info.points_count, info.indexed_vectors_count) == (4, 3)
+    refolded = reopened.index(1)
+    assert refolded is not None and refolded[0] == 1
+    reopened.close()
+
+
+def test_a_float32_store_from_before_float16_storage_is_indexed_too(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    path = tmp_path / "memory"
+    vectors = qe.EdgeVectorParams(size=embedder.dim, distance=qe.Distance.Cosine)
+    old = qe.EdgeShard.create(str(path), qe.EdgeConfig(vectors=vectors))
+    memories = _memories()
+    old.update(
+        qe.UpdateOperation.upsert_points(
+            [
+                qe.Point(m.key, v, m.to_payload())
+                for m, v in zip(memories, embedder.embed([m.text for m in memories]), strict=True)
+            ]
+        )
+    )
+    old.close()
+    store = EdgeMemoryStore(path, embedder.dim)
+    assert store.indexable
+    assert store.index(1) is not None
+    [vector] = embedder.embed(["小橙子能吃什么"])
+    [hits] = store.search_batch(ZHANG, [Search(vector, 5, 0.2)], time.time())
+    assert [h.memory.text for h in hits][:1] == ["小橙子对花生过敏"]
+    store.close()
