@@ -2,7 +2,8 @@
 
 The LLM streams into a sentence splitter; a speaker task synthesises sentence *n+1* while the
 pacer is still sending sentence *n*. Tool calls (device MCP or server tools) are executed and fed
-back to the model, at most ``session.max_tool_rounds`` times.
+back to the model, at most ``session.max_tool_rounds`` times; a call repeated with the same
+arguments is not run again (see ``Turn._think``).
 """
 
 from __future__ import annotations
@@ -186,9 +187,16 @@ class Turn:
         return functions
 
     async def _think(self, text: str, history: list[Message], queue: SentenceQueue) -> None:
+        """Stream the reply; run the tools it calls and stream again, up to
+        ``max_tool_rounds`` rounds of calls, then once more without tools. A call the turn has
+        already run, with the same arguments, is not run again: the model gets one more round
+        without tools to answer from the result it has (small local models repeat a call as
+        text instead of answering; running it again only ends in the empty-reply apology)."""
         messages = await self._messages(text, history)
-        functions = self._functions()
-        for _round in range(self.s.session.max_tool_rounds + 1):
+        functions = self._functions() if self.s.session.max_tool_rounds else []
+        done: set[tuple[str, str]] = set()
+        rounds = 0
+        while True:
             splitter = SentenceSplitter()
             calls: list[ToolCall] = []
             reply: list[str] = []
@@ -210,13 +218,21 @@ class Turn:
             rest = splitter.flush()
             if rest:
                 await self._queue_text(queue, rest)
-            if not calls:
+            if not calls or not functions:  # no tools offered: nothing is run any more
                 return
-            messages.append(assistant_tool_message("".join(reply), calls))
-            for call in calls:
+            fresh = [call for call in calls if _call_key(call) not in done]
+            if not fresh:
+                log.info("turn.repeated_tool_call", tools=[call.name for call in calls])
+                functions = []
+                continue
+            messages.append(assistant_tool_message("".join(reply), fresh))
+            for call in fresh:
+                done.add(_call_key(call))
                 result = await self._call_tool(call)
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-            functions = functions if _round + 1 < self.s.session.max_tool_rounds else []
+            rounds += 1
+            if rounds >= self.s.session.max_tool_rounds:
+                functions = []
 
     async def _queue_text(self, queue: SentenceQueue, text: str) -> None:
         self._queued += bool(speakable(text))
@@ -324,6 +340,15 @@ class Turn:
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
             if self.s.on_first_audio is not None:
                 self.s.on_first_audio(total, self.timing.provider_s)
+
+
+def _call_key(call: ToolCall) -> tuple[str, str]:
+    """A call's identity: its tool and its arguments, whitespace and key order aside."""
+    try:
+        arguments = orjson.dumps(orjson.loads(call.arguments or "{}"), option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONDecodeError:
+        return call.name, call.arguments
+    return call.name, arguments.decode()
 
 
 def assistant_tool_message(text: str, calls: list[ToolCall]) -> Message:

@@ -138,3 +138,28 @@ async def test_each_turn_leaves_a_trace_of_recall_tools_and_reply(
         answer = await client.get(url, headers={"Authorization": "Bearer admin-secret"})
     assert answer.status_code == 200
     assert answer.json()["turns"] == [trace]
+
+
+async def test_a_repeated_tool_call_gets_one_round_without_tools_to_answer(
+    memory_hearth: RunningHearth,
+) -> None:
+    # what the local 1.5B model did: after check_safety's result it wrote the same call again
+    # as fenced JSON text, with the tools still offered
+    call = {"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}
+    repeated = '```json\n{"name": "check_safety", "arguments": {"topic":  "海鲜礼包"}}\n```'
+    replies = iter(
+        [Reply(tool_calls=[call]), Reply(repeated), Reply("你老婆对海鲜过敏，换个礼包吧。")]
+    )
+    memory_hearth.llm.responder = lambda req: next(replies)
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    result = await device.ask("订个海鲜礼包送我老婆")
+    await device.close()
+    first, second, third = memory_hearth.llm.requests
+    assert first["tools"] and second["tools"]
+    assert not third.get("tools")  # the answer round offers none
+    # the tool ran once: the repeat is neither run nor echoed back to the model
+    tool_messages = [m for m in third["messages"] if m["role"] == "tool"]
+    assert len(tool_messages) == 1 and "我老婆对海鲜过敏" in tool_messages[0]["content"]
+    assert third["messages"][: len(second["messages"])] == second["messages"]
+    assert result.text == "你老婆对海鲜过敏，换个礼包吧。"
