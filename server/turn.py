@@ -3,7 +3,8 @@
 The LLM streams into a sentence splitter; a speaker task synthesises sentence *n+1* while the
 pacer is still sending sentence *n*. Tool calls (device MCP or server tools) are executed and fed
 back to the model, at most ``session.max_tool_rounds`` times; a call repeated with the same
-arguments is not run again (see ``Turn._think``).
+arguments is not run again, and a model that answers nothing after tool results gets them once
+more as plain context (see ``Turn._think``).
 """
 
 from __future__ import annotations
@@ -188,51 +189,70 @@ class Turn:
 
     async def _think(self, text: str, history: list[Message], queue: SentenceQueue) -> None:
         """Stream the reply; run the tools it calls and stream again, up to
-        ``max_tool_rounds`` rounds of calls, then once more without tools. A call the turn has
-        already run, with the same arguments, is not run again: the model gets one more round
-        without tools to answer from the result it has (small local models repeat a call as
-        text instead of answering; running it again only ends in the empty-reply apology)."""
-        messages = await self._messages(text, history)
+        ``max_tool_rounds`` rounds of calls, then once more without tools.
+
+        Small local models stumble after a tool-role message: they repeat the call (as fenced
+        JSON text) or answer nothing, which used to end in the empty-reply apology. So a call
+        already run with the same arguments is not run again, and when a round after tool
+        results says nothing speakable the model gets one last round without tools, the results
+        given as plain context before the user's words (``turn.tool_results_folded``)."""
+        base = await self._messages(text, history)
+        messages = list(base)
         functions = self._functions() if self.s.session.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
+        ran: list[tuple[ToolCall, str]] = []
         rounds = 0
+        folded = False
         while True:
-            splitter = SentenceSplitter()
-            calls: list[ToolCall] = []
-            reply: list[str] = []
-            stream = self.s.llm.stream(messages, functions)
-            while True:
-                waited = self.s.clock()
-                try:
-                    item = await anext(stream)
-                except StopAsyncIteration:
-                    break
-                finally:
-                    if self.timing.first_audio_at is None:
-                        self.timing.provider_s += self.s.clock() - waited
-                if isinstance(item, TextDelta):
-                    reply.append(item.text)
-                    await self._on_text(item.text, splitter, queue)
-                elif isinstance(item, ToolCallsReady):
-                    calls = item.calls
-            rest = splitter.flush()
-            if rest:
-                await self._queue_text(queue, rest)
-            if not calls or not functions:  # no tools offered: nothing is run any more
-                return
-            fresh = [call for call in calls if _call_key(call) not in done]
-            if not fresh:
-                log.info("turn.repeated_tool_call", tools=[call.name for call in calls])
-                functions = []
+            spoken = self._queued
+            calls, reply = await self._round(messages, functions, queue)
+            fresh = [call for call in calls if _call_key(call) not in done] if functions else []
+            if fresh:
+                messages.append(assistant_tool_message(reply, fresh))
+                for call in fresh:
+                    done.add(_call_key(call))
+                    result = await self._call_tool(call)
+                    ran.append((call, result))
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+                rounds += 1
+                if rounds >= self.s.session.max_tool_rounds:
+                    functions = []
                 continue
-            messages.append(assistant_tool_message("".join(reply), fresh))
-            for call in fresh:
-                done.add(_call_key(call))
-                result = await self._call_tool(call)
-                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
-            rounds += 1
-            if rounds >= self.s.session.max_tool_rounds:
-                functions = []
+            if calls and functions:
+                log.info("turn.repeated_tool_call", tools=[call.name for call in calls])
+            if self._queued > spoken or not ran or folded:
+                return
+            log.info("turn.tool_results_folded", tools=[call.name for call, _ in ran])
+            messages = [*base[:-1], tool_results_message(ran), base[-1]]
+            functions = []
+            folded = True
+
+    async def _round(
+        self, messages: list[Message], functions: list[dict[str, Any]], queue: SentenceQueue
+    ) -> tuple[list[ToolCall], str]:
+        """One streamed completion: its text is spoken as it comes; returns (calls, text)."""
+        splitter = SentenceSplitter()
+        calls: list[ToolCall] = []
+        reply: list[str] = []
+        stream = self.s.llm.stream(messages, functions)
+        while True:
+            waited = self.s.clock()
+            try:
+                item = await anext(stream)
+            except StopAsyncIteration:
+                break
+            finally:
+                if self.timing.first_audio_at is None:
+                    self.timing.provider_s += self.s.clock() - waited
+            if isinstance(item, TextDelta):
+                reply.append(item.text)
+                await self._on_text(item.text, splitter, queue)
+            elif isinstance(item, ToolCallsReady):
+                calls = item.calls
+        rest = splitter.flush()
+        if rest:
+            await self._queue_text(queue, rest)
+        return calls, "".join(reply)
 
     async def _queue_text(self, queue: SentenceQueue, text: str) -> None:
         self._queued += bool(speakable(text))
@@ -340,6 +360,14 @@ class Turn:
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
             if self.s.on_first_audio is not None:
                 self.s.on_first_audio(total, self.timing.provider_s)
+
+
+def tool_results_message(ran: list[tuple[ToolCall, str]]) -> Message:
+    """The tools a turn ran and what they returned, as plain context for the last round."""
+    lines = ["刚才调用工具得到的结果如下。不要再调用工具，直接根据结果用一两句话回答用户。"]
+    for call, result in ran:
+        lines.append(f"【{call.name} {call.arguments}】\n{result}")
+    return {"role": "system", "content": "\n".join(lines)}
 
 
 def _call_key(call: ToolCall) -> tuple[str, str]:

@@ -140,26 +140,61 @@ async def test_each_turn_leaves_a_trace_of_recall_tools_and_reply(
     assert answer.json()["turns"] == [trace]
 
 
-async def test_a_repeated_tool_call_gets_one_round_without_tools_to_answer(
-    memory_hearth: RunningHearth,
-) -> None:
-    # what the local 1.5B model did: after check_safety's result it wrote the same call again
-    # as fenced JSON text, with the tools still offered
-    call = {"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}
-    repeated = '```json\n{"name": "check_safety", "arguments": {"topic":  "海鲜礼包"}}\n```'
-    replies = iter(
-        [Reply(tool_calls=[call]), Reply(repeated), Reply("你老婆对海鲜过敏，换个礼包吧。")]
-    )
-    memory_hearth.llm.responder = lambda req: next(replies)
-    device = memory_hearth.device(MAC)
+async def _ask_with_replies(hearth: RunningHearth, replies: list[Reply]) -> str:
+    scripted = iter(replies)
+    hearth.llm.responder = lambda req: next(scripted)
+    device = hearth.device(MAC)
     await device.connect()
     result = await device.ask("订个海鲜礼包送我老婆")
     await device.close()
+    return result.text
+
+
+def _answer_round_folds_the_result(request: dict[str, object]) -> None:
+    """No tools, no tool-role messages: the check_safety result as plain context, once."""
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    assert not request.get("tools")
+    assert all(m["role"] != "tool" and not m.get("tool_calls") for m in messages)
+    folded = [m["content"] for m in messages if "刚才调用工具" in str(m["content"])]
+    assert len(folded) == 1 and "我老婆对海鲜过敏" in folded[0]
+    assert messages[-1] == {"role": "user", "content": "订个海鲜礼包送我老婆"}
+
+
+CALL = {"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}
+ANSWER = "你老婆对海鲜过敏，换个礼包吧。"
+
+
+async def test_a_repeated_tool_call_is_not_run_again(memory_hearth: RunningHearth) -> None:
+    # what the local 1.5B model did: after check_safety's result it wrote the same call again
+    # as fenced JSON text, with the tools still offered
+    repeated = '```json\n{"name": "check_safety", "arguments": {"topic":  "海鲜礼包"}}\n```'
+    text = await _ask_with_replies(
+        memory_hearth, [Reply(tool_calls=[CALL]), Reply(repeated), Reply(ANSWER)]
+    )
     first, second, third = memory_hearth.llm.requests
     assert first["tools"] and second["tools"]
-    assert not third.get("tools")  # the answer round offers none
     # the tool ran once: the repeat is neither run nor echoed back to the model
-    tool_messages = [m for m in third["messages"] if m["role"] == "tool"]
-    assert len(tool_messages) == 1 and "我老婆对海鲜过敏" in tool_messages[0]["content"]
-    assert third["messages"][: len(second["messages"])] == second["messages"]
-    assert result.text == "你老婆对海鲜过敏，换个礼包吧。"
+    assert [m["role"] for m in second["messages"]].count("tool") == 1
+    _answer_round_folds_the_result(third)
+    assert text == ANSWER
+
+
+async def test_nothing_said_after_a_tool_result_gets_one_plain_round(
+    memory_hearth: RunningHearth,
+) -> None:
+    # what the local 1.5B model also did: an empty completion right after the tool message
+    text = await _ask_with_replies(
+        memory_hearth, [Reply(tool_calls=[CALL]), Reply(""), Reply(ANSWER)]
+    )
+    assert len(memory_hearth.llm.requests) == 3
+    _answer_round_folds_the_result(memory_hearth.llm.requests[2])
+    assert text == ANSWER
+
+
+async def test_the_plain_round_runs_once_then_the_apology(memory_hearth: RunningHearth) -> None:
+    from server.turn import APOLOGY_EMPTY
+
+    text = await _ask_with_replies(memory_hearth, [Reply(tool_calls=[CALL]), Reply(""), Reply("")])
+    assert len(memory_hearth.llm.requests) == 3
+    assert text == APOLOGY_EMPTY
