@@ -196,7 +196,7 @@ class UseGraph:
         # scale/offset, and the dense weights (branch projections already concatenated)
         backend = USE(threads=threads)._model
         self._tokenizer = backend.sp
-        self._table, self._scale, self._lo = backend.table, backend.scale, backend.lo
+        self._table = backend.table
         weights: dict[str, np.ndarray] = {
             "eps": np.asarray(backend.eps),
             "proj_W": backend.proj_W,
@@ -217,8 +217,13 @@ class UseGraph:
                 weights[f"{name}_{order}"] = getattr(backend, name)[i]
         builder = _GraphBuilder(weights, precision)
         model = builder.build()
-        self._integer = precision == "int8"  # the graph takes the table's codes (projection)
-        self._zero = np.float32(builder.zero_point)
+        # per table chunk, once: the rows' scale and offset, and for the int8 projection the
+        # offset re-centred on its zero point (``_GraphBuilder.projection``)
+        self._scale = backend.scale.astype(np.float32)[:, None]
+        self._lo = backend.lo.astype(np.float32)[:, None]
+        self._row_offset = (
+            self._lo + np.float32(builder.zero_point) * self._scale if precision == "int8" else None
+        )
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
@@ -237,13 +242,12 @@ class UseGraph:
             )
             chunk = ids % _NUM_CHUNKS
             codes = self._table[ids]
-            scale = self._scale[chunk, None].astype(np.float32)
-            offset = self._lo[chunk, None].astype(np.float32)
+            scale = self._scale[chunk]
             emb = codes.astype(np.float32)
             emb *= scale
-            emb += offset
+            emb += self._lo[chunk]
             feeds = {"emb": emb, "count": np.array([len(ids)], dtype=np.float32)}
-            if self._integer:
-                feeds |= {"q": codes, "row_scale": scale, "row_offset": offset + self._zero * scale}
+            if self._row_offset is not None:
+                feeds |= {"q": codes, "row_scale": scale, "row_offset": self._row_offset[chunk]}
             out[row] = self._session.run(["vector"], feeds)[0][0]
         return out

@@ -223,7 +223,7 @@ class Turn:
             if self._queued > spoken or not ran or folded:
                 return
             log.info("turn.tool_results_folded", tools=[call.name for call, _ in ran])
-            messages = [*base[:-1], tool_results_message(ran), base[-1]]
+            messages = [*base[:-1], _tool_results_message(ran), base[-1]]
             functions = []
             folded = True
 
@@ -362,7 +362,7 @@ class Turn:
                 self.s.on_first_audio(total, self.timing.provider_s)
 
 
-def tool_results_message(ran: list[tuple[ToolCall, str]]) -> Message:
+def _tool_results_message(ran: list[tuple[ToolCall, str]]) -> Message:
     """The tools a turn ran and what they returned, as plain context for the last round."""
     lines = ["刚才调用工具得到的结果如下。不要再调用工具，直接根据结果用一两句话回答用户。"]
     for call, result in ran:

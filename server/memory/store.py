@@ -1,6 +1,6 @@
 """Memory stores: the embedded Qdrant Edge engine, and a Qdrant server through qdrant-client.
 
-Layout (measured, see README "Memory store"): one shard / collection for all persons with
+Layout (measured, see README "Store and isolation"): one shard / collection for all persons with
 ``person`` as a keyword-indexed tenant key. Every method takes a ``PersonId`` and adds the
 ``person`` condition itself — isolation holds by construction. Expired ``decay=time`` memories
 are filtered inside the engine (``expires_at < now`` excluded), so they never use up a limit —
