@@ -26,7 +26,12 @@ class MemoryEngine:
         into indexed segments once ``memory.index_min_points`` of them have piled up."""
         if not isinstance(self.store, EdgeMemoryStore):
             return
-        done = self.store.index(self.index_min_points)
+        try:
+            done = self.store.index(self.index_min_points)
+        except Exception as exc:  # the engine raises bare Exceptions (e.g. a full disk)
+            # an index only speeds searches up: every memory stays searchable without it
+            log.error("memory.index_failed", error=str(exc))
+            return
         if done is not None:
             log.info("memory.indexed", vectors=done[0], seconds=round(done[1], 2))
 

@@ -142,3 +142,27 @@ def test_a_float32_store_from_before_float16_storage_is_indexed_too(
     [hits] = store.search_batch(ZHANG, [Search(vector, 5, 0.2)], time.time())
     assert [h.memory.text for h in hits][:1] == ["小橙子对花生过敏"]
     store.close()
+
+
+def test_a_failed_index_build_leaves_the_store_serving(
+    tmp_path: Path, embedder: UseEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from server.memory.engine import build_memory
+    from tests.conftest import make_settings
+
+    def fails(self: EdgeMemoryStore, min_points: int) -> None:
+        raise Exception("Service runtime error: No space left on device")
+
+    settings = make_settings(tmp_path, memory={"index_min_points": 1})
+    store = EdgeMemoryStore(settings.resolve(settings.memory.store_path), embedder.dim)
+    memories = _memories()
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    store.close()
+    monkeypatch.setattr(EdgeMemoryStore, "index", fails)
+    engine = build_memory(settings, embedder)  # opening indexes, and the build fails
+    try:
+        [vector] = embedder.embed(["小橙子能吃什么"])
+        [hits] = engine.store.search_batch(ZHANG, [Search(vector, 5, None, ("小橙子",))], 0.0)
+        assert [h.memory.text for h in hits] == ["小橙子对花生过敏"]
+    finally:
+        engine.close()
