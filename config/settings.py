@@ -100,6 +100,7 @@ class AsrSettings(_Section):
     language: str
     threads: int = Field(ge=1, le=16)
     beam_size: int = Field(ge=1, le=10)
+    compute_type: Literal["int8", "float32"]
     window_s: float = Field(ge=3, le=30)
     simplified: bool
     no_speech_threshold: float = Field(ge=0, le=1)

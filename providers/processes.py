@@ -26,6 +26,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 
 from config.settings import LocalLLMSettings
 from providers.errors import PermanentProviderError
+from providers.model_files import check_model_file
 
 log = structlog.get_logger(__name__)
 STOP_GRACE_S = 5.0
@@ -129,10 +130,7 @@ class LocalLLMServer:
         name: str = "llama",
         nice: int = 0,
     ) -> None:
-        if not model_path.is_file():
-            raise PermanentProviderError(
-                "local-llm", f"model missing at {model_path}; run `hearth models install`"
-            )
+        check_model_file(model_path)
         self.settings = settings
         argv = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
@@ -141,12 +139,15 @@ class LocalLLMServer:
             "--model_alias", "local",
         ]  # fmt: skip
         self.child = ChildProcess(name, argv, data_dir / "logs" / f"{name}.log", nice)
+        self._warm_prompt: tuple[str, list[dict[str, object]]] = ("你是一个助手。", [])
 
     @property
     def base_url(self) -> str:
         return f"http://{self.settings.host}:{self.settings.port}/v1"
 
     async def start(self) -> None:
+        """Spawn the server and return once it has answered a real completion (the warm-up,
+        when a prompt is set): serving ``/models`` only means the weights loaded."""
         self.child.start()
         async with httpx.AsyncClient() as client:
             try:
@@ -159,34 +160,63 @@ class LocalLLMServer:
                         try:
                             response = await client.get(f"{self.base_url}/models", timeout=2)
                             if response.status_code == 200:
-                                return
+                                break
                         except httpx.HTTPError:
                             pass
                         await asyncio.sleep(0.25)
             except TimeoutError as exc:
                 self.stop()
                 raise PermanentProviderError("local-llm", "server did not start in time") from exc
+        await self._complete()
+
+    def prime(self, system_prompt: str, tools: list[dict[str, object]]) -> None:
+        """The prompt every (re)start is warmed with before it counts as up."""
+        self._warm_prompt = (system_prompt, tools)
 
     async def warm(self, system_prompt: str, tools: list[dict[str, object]]) -> None:
-        """Evaluate the static prefix (system prompt + tool schemas) once at start, so the first
-        device turn does not pay ~20 s of prompt processing on 2 cores; later turns reuse it."""
-        body = {
+        """Evaluate the static prefix (system prompt + tool schemas) now, so the first device
+        turn does not pay ~20 s of prompt processing on 2 cores; later turns reuse it. Kept, so a
+        restarted server is warmed the same way before it counts as up."""
+        self.prime(system_prompt, tools)
+        await self._complete()
+
+    async def _complete(self) -> None:
+        """One real completion; raises PermanentProviderError when the model cannot answer."""
+        system_prompt, tools = self._warm_prompt
+        body: dict[str, object] = {
             "model": "local",
             "messages": [
                 {"role": "system", "content": system_prompt},
                 {"role": "user", "content": "你好"},
             ],
-            "tools": tools,
             "max_tokens": 1,
         }
+        if tools:
+            body["tools"] = tools
         started = time.perf_counter()
         async with httpx.AsyncClient() as client:
             try:
-                await client.post(f"{self.base_url}/chat/completions", json=body, timeout=120)
-            except httpx.HTTPError as exc:
-                log.warning("local_llm.warm_failed", error=str(exc))
-                return
-        log.info("local_llm.warmed", seconds=round(time.perf_counter() - started, 1))
+                response = await client.post(
+                    f"{self.base_url}/chat/completions",
+                    json=body,
+                    timeout=self.settings.startup_timeout_s,
+                )
+                response.raise_for_status()
+                choices = response.json()["choices"]
+                if not choices:
+                    raise ValueError("no choices in the completion")
+            except (httpx.HTTPError, ValueError, KeyError, TypeError) as exc:
+                alive = self.child.alive()
+                raise PermanentProviderError(
+                    "local-llm",
+                    f"{self.child.name} did not answer a completion ({exc!r}); "
+                    f"{'still running' if alive else 'the process died'}; "
+                    f"see {self.child.log_file}",
+                ) from exc
+        log.info(
+            "local_llm.answered", name=self.child.name,
+            seconds=round(time.perf_counter() - started, 1),
+        )  # fmt: skip
 
     def stop(self) -> None:
         self.child.stop()

@@ -104,3 +104,12 @@ def person_routes(persons: PersonMap, token: str) -> list[Route]:
             "/admin/persons", _guarded(token, persons_endpoint), methods=["GET", "POST", "DELETE"]
         )
     ]
+
+
+def status_routes(status: Callable[[], dict[str, object]], token: str) -> list[Route]:
+    """Each child process of ``hearth up``: up or down, restarts, last exit (``hearth status``)."""
+
+    async def status_endpoint(_request: Request) -> Response:
+        return JSONResponse(status())
+
+    return [Route("/admin/status", _guarded(token, status_endpoint), methods=["GET"])]

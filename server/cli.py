@@ -6,7 +6,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 import uvloop
@@ -18,6 +18,9 @@ from config.settings import HearthSettings, SettingsError, load_settings
 from server.cli_memory import memory_app
 from server.logs import configure_logging
 from server.persons import PersonMap, PersonMapError
+
+if TYPE_CHECKING:
+    from server.runtime import EngineUnavailable
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Hearth voice-device server")
 device_app = typer.Typer(no_args_is_help=True, help="Device tokens and enrollment")
@@ -62,17 +65,101 @@ def _run(coro_fn: Callable[[], Awaitable[T]]) -> T:
 
 
 @app.command()
-def up() -> None:
+def up(
+    degraded: Annotated[
+        bool,
+        typer.Option(
+            "--degraded",
+            help="serve even if the local model cannot start (turns say it is unavailable; "
+            "the supervisor keeps restarting it)",
+        ),
+    ] = False,
+) -> None:
     """Everything on embedded defaults in one process tree (Ctrl-C stops all of it)."""
-    from providers.model_files import install_qwen
-    from server.runtime import run
+    from providers.llama_build import cpu_supports_baseline
+    from server.runtime import EngineUnavailable, run
 
     settings = _settings()
-    if settings.embedded_llm:
-        install_qwen(
-            settings.resolve(settings.local_llm.model_file), settings.data_dir / "models" / "parts"
-        )
-    _run(lambda: run(settings, "up"))
+    missing = cpu_supports_baseline() if settings.embedded_llm else []
+    if missing and not degraded:
+        console.print(unsupported_cpu(missing))
+        raise typer.Exit(3)
+    try:
+        _run(lambda: run(settings, "up", degraded=degraded))
+    except EngineUnavailable as exc:
+        console.print(engine_unavailable(exc), highlight=False)
+        raise typer.Exit(3) from exc
+
+
+def unsupported_cpu(missing: list[str]) -> str:
+    return (
+        f"[red]This CPU lacks {', '.join(missing)}[/red], which the local model's engine needs "
+        "(Hearth builds llama.cpp for x86-64 with AVX2, FMA and F16C: Intel Haswell / AMD Zen "
+        "or newer). Point Hearth at another OpenAI-compatible server with HEARTH_LLM__BASE_URL, "
+        "or run `hearth up --degraded` to serve without a model."
+    )
+
+
+def engine_unavailable(exc: EngineUnavailable) -> str:
+    from server.supervisor import log_tail
+
+    tail = "\n".join(f"    {line}" for line in log_tail(exc.log_file, 8)) if exc.log_file else ""
+    crash = "general protection" in tail or "illegal instruction" in tail.lower()
+    hints = [
+        "`hearth models install` re-assembles a missing or damaged model file;",
+        "`.venv/bin/python -m providers.llama_build ensure --rebuild` rebuilds the engine "
+        "(a crash such as 'general protection fault' or 'Illegal instruction' means the "
+        "installed build does not fit this CPU);"
+        if crash or exc.part != "redis"
+        else "check that redis-server is installed and data/redis is writable;",
+        "HEARTH_LLM__BASE_URL points Hearth at another OpenAI-compatible server;",
+        "`hearth up --degraded` serves anyway: turns say the model is unavailable, and the "
+        "supervisor keeps restarting it.",
+    ]
+    log_line = f"Its log: {exc.log_file}" + (f", last lines:\n{tail}" if tail else "")
+    return (
+        f"[red]Hearth did not start: {exc.part} could not serve.[/red]\n"
+        f"What failed: {exc.reason}\n{log_line}\nWhat to try:\n"
+        + "\n".join(f"  - {hint}" for hint in hints)
+    )
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable")] = False,
+) -> None:
+    """The running Hearth's parts: each child process up or down, restarts, last exit."""
+    import json
+
+    from server.cli_memory import running_admin
+
+    settings = _settings()
+    admin = running_admin(settings)
+    if admin is None:
+        console.print("[red]Hearth is not running[/red] (no answer from its admin API)")
+        raise typer.Exit(1)
+    import httpx
+
+    base, token = admin
+    response = httpx.get(f"{base}/admin/status", headers={"Authorization": f"Bearer {token}"})
+    data = response.json()
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        table = Table("part", "state", "pid", "restarts", "last exit", "for", "log")
+        for part in data["children"]:
+            state = part["state"]
+            if "next_start_in_s" in part:
+                state += f" (next try in {part['next_start_in_s']} s)"
+            colour = "green" if part["state"] == "up" else "red"
+            table.add_row(
+                part["name"], f"[{colour}]{state}[/{colour}]", str(part["pid"] or "-"),
+                str(part["restarts"]), part["last_exit"] or "-", f"{part['for_s']} s",
+                part["log"],
+            )  # fmt: skip
+        console.print(table)
+        console.print("ready" if data["ready"] else "[red]not ready[/red]", f"(llm: {data['llm']})")
+    raise typer.Exit(0 if data["ready"] else 1)
 
 
 @app.command()

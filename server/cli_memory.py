@@ -19,7 +19,7 @@ memory_app = typer.Typer(no_args_is_help=True, help="Household memory (operators
 console = Console()
 
 
-def _running_admin(settings: HearthSettings) -> tuple[str, str] | None:
+def running_admin(settings: HearthSettings) -> tuple[str, str] | None:
     """(base URL, token) of a running server's admin API, or None when nothing is running."""
     from server.runtime import admin_url_file
 
@@ -63,7 +63,7 @@ def import_(
 
     settings = _settings()
     text = sys.stdin.read() if str(file) == "-" else file.read_text()
-    admin = _running_admin(settings)
+    admin = running_admin(settings)
     if admin is not None:
         count = _call(admin, "/admin/memory/import", {"person": person, "jsonl": text})["imported"]
     else:
@@ -94,7 +94,7 @@ def recall(
     from server.memory.schema import PersonId
 
     settings = _settings()
-    admin = _running_admin(settings)
+    admin = running_admin(settings)
     if admin is not None:
         data = _call(admin, "/admin/memory/recall", {"person": person, "question": question})
     else:

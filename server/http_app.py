@@ -10,7 +10,7 @@ from __future__ import annotations
 import hmac
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 
 from config.settings import HearthSettings
-from server.admin import admin_routes, person_routes, trace_routes
+from server.admin import admin_routes, person_routes, status_routes, trace_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.devices import DeviceRegistry
 from server.memory.engine import MemoryEngine
@@ -40,6 +40,9 @@ class HttpServices:
     admin_token: str = ""
     memory: MemoryEngine | None = None
     wall_clock: Callable[[], float] = time.time
+    status: Callable[[], dict[str, object]] = field(
+        default=lambda: {"ready": True, "children": [], "llm": "external"}
+    )
 
 
 def websocket_url(settings: HearthSettings, request: Request) -> str:
@@ -132,6 +135,7 @@ def _admin(services: HttpServices) -> list[Route]:
         *admin_routes(services.memory, services.admin_token),
         *person_routes(PersonMap(redis), services.admin_token),
         *trace_routes(traces, services.admin_token),
+        *status_routes(services.status, services.admin_token),
     ]
 
 

@@ -40,3 +40,14 @@ BARGE_INS = Counter("hearth_voice_barge_ins_total", "Replies interrupted by spee
 ASR_SECONDS = Histogram(
     "hearth_asr_seconds", "Time to transcribe one utterance", buckets=_LATENCY_BUCKETS
 )
+CHILD_UP = Gauge(
+    "hearth_child_up", "1 while a child process hearth up owns serves, else 0", ["name"]
+)
+CHILD_RESTARTS = Counter(
+    "hearth_child_restarts_total", "Restarts of a child process hearth up owns", ["name"]
+)
+TURN_FAILURES = Counter(
+    "hearth_turn_failures_total",
+    "Turns answered with a fixed sentence instead of the model, by cause",
+    ["cause"],
+)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import signal
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -22,7 +23,9 @@ from redis.asyncio import Redis
 from config.secrets import secret_value
 from config.settings import HearthSettings, SettingsError
 from providers.asr import SpeechToText, build_asr
+from providers.errors import ProviderError
 from providers.llm import ChatLLM, OpenAICompatibleLLM
+from providers.model_files import check_model_file
 from providers.opus import encode_pool
 from providers.processes import EmbeddedRedis, LocalLLMServer
 from providers.tts import TextToSpeech, build_tts
@@ -35,15 +38,18 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.session import SessionServices
+from server.supervisor import Supervisor, log_tail
 from server.tools import ToolContext, ToolRegistry
 from server.traces import TraceStore
 from server.turn import PromptContributor, TurnServices
 from server.voice_input import VoiceServices
 from server.ws_server import DeviceServer
 from workers.enqueue import EnqueueOnSessionEnd
+from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
 
 log = structlog.get_logger(__name__)
+SERVER_STOP_S = 5.0
 Mode = Literal["up", "serve"]
 
 
@@ -73,55 +79,97 @@ def build_llm(settings: HearthSettings, base_url: str) -> ChatLLM:
     )
 
 
+class EngineUnavailable(Exception):
+    """A child engine ``hearth up`` needs could not serve; the CLI explains it and exits."""
+
+    def __init__(self, part: str, reason: str, log_file: Path | None) -> None:
+        super().__init__(f"{part}: {reason}")
+        self.part, self.reason, self.log_file = part, reason, log_file
+
+
 @dataclass
 class Engines:
     redis_url: str
     llm_base_url: str
     write_llm_url: str | None = None  # hearth up: the write path's own local server
     children: list[EmbeddedRedis | LocalLLMServer] = field(default_factory=list)
+    down: list[LocalLLMServer] = field(default_factory=list)  # --degraded: failed to start
+
+    @property
+    def conversation_llm(self) -> LocalLLMServer | None:
+        return next((c for c in self.llm_servers if c.base_url == self.llm_base_url), None)
+
+    @property
+    def llm_servers(self) -> list[LocalLLMServer]:
+        return [c for c in self.children if isinstance(c, LocalLLMServer)]
 
     def stop(self) -> None:
         for child in reversed(self.children):
             child.stop()
 
 
-async def start_engines(settings: HearthSettings, mode: Mode) -> Engines:
+async def start_engines(settings: HearthSettings, mode: Mode, degraded: bool = False) -> Engines:
+    """Start the children ``mode`` needs. A local LLM that cannot serve raises EngineUnavailable
+    unless ``degraded``: then it is left to the supervisor, which keeps trying with backoff."""
     engines = Engines(redis_url=settings.redis.url or "", llm_base_url=settings.llm.base_url or "")
     try:
         if not engines.redis_url:
             if mode == "serve":
                 raise SettingsError("redis.url", "required for `hearth serve` (HEARTH_REDIS__URL)")
             redis = EmbeddedRedis(settings.data_dir)
-            await redis.start()
             engines.children.append(redis)
+            try:
+                await redis.start()
+            except (ProviderError, TimeoutError) as exc:
+                raise EngineUnavailable("redis", str(exc), redis.child.log_file) from exc
             engines.redis_url = redis.url
             _publish(redis_url_file(settings), redis.url)
         if not engines.llm_base_url:
             if mode == "serve":
                 raise SettingsError("llm.base_url", "required for `hearth serve`")
-            model = settings.resolve(settings.local_llm.model_file)
-            servers = [LocalLLMServer(settings.local_llm, model, settings.data_dir)]
-            local = settings.local_llm
-            if (
-                mode == "up"
-                and local.write_threads
-                and settings.write.base_url is None
-                and settings.write.enabled
-            ):
-                update = {"port": local.port + 1, "threads": local.write_threads}
-                write = local.model_copy(update=update)
-                servers.append(
-                    LocalLLMServer(write, model, settings.data_dir, name="llama-write", nice=10)
-                )
-            log.info("local_llm.starting", model=str(model), servers=len(servers))
+            servers = _local_llm_servers(settings, mode)
             engines.children.extend(servers)
-            await asyncio.gather(*(server.start() for server in servers))
             engines.llm_base_url = servers[0].base_url
             engines.write_llm_url = servers[-1].base_url
+            results = await asyncio.gather(
+                *(server.start() for server in servers), return_exceptions=True
+            )
+            for server, result in zip(servers, results, strict=True):
+                if isinstance(result, BaseException):
+                    _start_failed(server, result, degraded)
+                    engines.down.append(server)
     except BaseException:
         engines.stop()
         raise
     return engines
+
+
+def _local_llm_servers(settings: HearthSettings, mode: Mode) -> list[LocalLLMServer]:
+    model = settings.resolve(settings.local_llm.model_file)
+    check_model_file(model)
+    servers = [LocalLLMServer(settings.local_llm, model, settings.data_dir)]
+    local = settings.local_llm
+    if (
+        mode == "up"
+        and local.write_threads
+        and settings.write.base_url is None
+        and settings.write.enabled
+    ):
+        update = {"port": local.port + 1, "threads": local.write_threads}
+        write = local.model_copy(update=update)
+        servers.append(LocalLLMServer(write, model, settings.data_dir, name="llama-write", nice=10))
+    log.info("local_llm.starting", model=str(model), servers=len(servers))
+    return servers
+
+
+def _start_failed(server: LocalLLMServer, exc: BaseException, degraded: bool) -> None:
+    if not isinstance(exc, ProviderError | TimeoutError | OSError):
+        raise exc
+    server.stop()
+    if not degraded:
+        raise EngineUnavailable(server.child.name, str(exc), server.child.log_file) from exc
+    log.error("local_llm.down_at_start", name=server.child.name, error=str(exc),
+              log_tail=log_tail(server.child.log_file))  # fmt: skip
 
 
 def _publish(path: Path, value: str) -> None:
@@ -156,6 +204,7 @@ async def device_stack(
         system_prompt=system_prompt,
         contributors=contributors,
         encode_pool=encode_pool(settings.audio.encode_threads),
+        language=settings.asr.language,
     )
     traces = TraceStore(arq, settings.session.trace_ttl_s)
 
@@ -184,15 +233,29 @@ async def device_stack(
     yield server, hook
 
 
-async def run(settings: HearthSettings, mode: Mode) -> None:
+async def run(settings: HearthSettings, mode: Mode, degraded: bool = False) -> None:
+    """Start the engines, serve until SIGINT/SIGTERM, stop everything. A signal during start-up
+    (loading the model takes a while) stops at once too."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    engines = await start_engines(settings, mode)
+    starting = asyncio.create_task(start_engines(settings, mode, degraded))
+    stopped = asyncio.create_task(stop.wait())
+    await asyncio.wait({starting, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if not starting.done():
+        starting.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await starting
+        log.info("hearth.stopped", during="start-up")
+        return
+    stopped.cancel()
+    engines = starting.result()
+    supervisor = Supervisor()
     try:
-        await _serve(settings, mode, engines, stop)
+        await _serve(settings, mode, engines, stop, supervisor, degraded)
     finally:
+        await supervisor.close()
         engines.stop()
         with contextlib.suppress(FileNotFoundError):
             if mode == "up" and settings.redis.url is None:
@@ -200,8 +263,30 @@ async def run(settings: HearthSettings, mode: Mode) -> None:
         log.info("hearth.stopped")
 
 
+async def _ready_llm(
+    engines: Engines, system_prompt: str, tools: list[dict[str, object]], degraded: bool
+) -> None:
+    """Ready means the conversation model answered a real completion with the turn's prompt."""
+    conversation = engines.conversation_llm
+    if conversation is None:
+        return
+    conversation.prime(system_prompt, tools)  # restarts are warmed the same way
+    if conversation in engines.down:
+        return
+    try:
+        await conversation.warm(system_prompt, tools)
+    except ProviderError as exc:
+        _start_failed(conversation, exc, degraded)
+        engines.down.append(conversation)
+
+
 async def _serve(
-    settings: HearthSettings, mode: Mode, engines: Engines, stop: asyncio.Event
+    settings: HearthSettings,
+    mode: Mode,
+    engines: Engines,
+    stop: asyncio.Event,
+    supervisor: Supervisor,
+    degraded: bool = False,
 ) -> None:
     redis = Redis.from_url(engines.redis_url)
     arq = await create_pool(redis_settings(engines.redis_url))
@@ -212,10 +297,10 @@ async def _serve(
     tasks: list[asyncio.Task[object]] = []
     try:
         async with device_stack(settings, llm, arq, memory=memory, asr=asr) as (devices, hook):
+            turn = devices.services.turn
+            await _ready_llm(engines, turn.system_prompt, turn.tools.functions(), degraded)
             for child in engines.children:
-                if isinstance(child, LocalLLMServer) and child.base_url == engines.llm_base_url:
-                    turn = devices.services.turn  # the conversation server, not the write one
-                    await child.warm(turn.system_prompt, turn.tools.functions())
+                supervisor.add(child, up=child not in engines.down)
             ws = await devices.start(settings.server.host, settings.server.ws_port)
             http_services = HttpServices(
                 settings=settings,
@@ -226,6 +311,7 @@ async def _serve(
                 ),
                 admin_token=secret_value(None, settings.data_dir, "admin_token"),
                 memory=memory,
+                status=lambda: component_status(supervisor, engines),
             )
             http = _QuietServer(
                 uvicorn.Config(
@@ -236,12 +322,13 @@ async def _serve(
                     lifespan="off",
                 )
             )
-            tasks.append(asyncio.create_task(http.serve()))
+            servers: list[tuple[uvicorn.Server, asyncio.Task[object]]] = []
+            servers.append((http, asyncio.create_task(http.serve())))
             _publish(admin_url_file(settings), f"http://127.0.0.1:{settings.server.http_port}")
             tasks.append(asyncio.create_task(hook.drain_forever()))
             mcp_servers = _mcp_servers(settings, memory, redis)
             mcp_servers += _console_server(settings, memory, redis)
-            tasks += [asyncio.create_task(server.serve()) for server in mcp_servers]
+            servers += [(server, asyncio.create_task(server.serve())) for server in mcp_servers]
             if mode == "up":
                 worker = build_worker(
                     engines.redis_url,
@@ -249,11 +336,15 @@ async def _serve(
                     memory=memory,
                     local_llm_url=engines.write_llm_url or engines.llm_base_url,
                     handle_signals=False,
+                    llm_gate=_write_gate(supervisor, engines),
                 )
                 tasks.append(asyncio.create_task(worker.async_run()))
-            log.info(
-                "hearth.ready",
+            down = [server.child.name for server in engines.down]
+            log.log(
+                logging.WARNING if down else logging.INFO,
+                "hearth.ready_degraded" if down else "hearth.ready",
                 mode=mode,
+                down=down or None,
                 devices=f"ws://{settings.server.host}:{settings.server.ws_port}/xiaozhi/v1/",
                 ota=f"http://{settings.server.host}:{settings.server.http_port}/xiaozhi/ota/",
                 llm=engines.llm_base_url,
@@ -262,9 +353,7 @@ async def _serve(
             log.info("hearth.stopping")
             ws.close()
             await ws.wait_closed()
-            http.should_exit = True
-            for server in mcp_servers:
-                server.should_exit = True
+            await _stop_servers(servers)
     finally:
         for task in tasks:
             task.cancel()
@@ -277,6 +366,37 @@ async def _serve(
             admin_url_file(settings).unlink()
         if memory is not None:
             memory.close()
+
+
+async def _stop_servers(servers: list[tuple[uvicorn.Server, asyncio.Task[object]]]) -> None:
+    """Let each uvicorn server finish its own shutdown (cancelling it mid-way is what printed
+    CancelledError tracebacks on Ctrl-C); one that hangs past the bound is cancelled."""
+    for server, _task in servers:
+        server.should_exit = True
+    pending = [task for _server, task in servers]
+    if pending:
+        _done, late = await asyncio.wait(pending, timeout=SERVER_STOP_S)
+        for task in late:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def component_status(supervisor: Supervisor, engines: Engines) -> dict[str, object]:
+    """Every child part's state; ``ready`` is false while any is not up. External engines
+    (``hearth serve``) are not children: their failures show in turns and jobs."""
+    parts = supervisor.status()
+    return {"ready": all(p["state"] == "up" for p in parts), "children": parts,
+            "llm": "local" if engines.llm_servers else "external"}  # fmt: skip
+
+
+def _write_gate(supervisor: Supervisor, engines: Engines) -> LLMGate | None:
+    """Write jobs wait for the write path's local server while it is down (hearth up)."""
+    if not engines.write_llm_url:
+        return None
+    name = next(s.child.name for s in engines.llm_servers if s.base_url == engines.write_llm_url)
+    return supervisor.gate(name)
 
 
 def _mcp_servers(

@@ -37,6 +37,7 @@ class TurnTrace:
     memory: dict[str, Any] | None = None  # the read path's Recall.as_json()
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     reply: str = ""
+    failure: str | None = None  # why the model did not answer (llm_unavailable / llm_failed)
     finished: bool = False
     at: float = field(default_factory=time.time)
 

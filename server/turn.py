@@ -35,7 +35,15 @@ from server.tools import ToolContext, ToolRegistry
 
 log = structlog.get_logger(__name__)
 
-APOLOGY_LLM = "抱歉，我现在有点想不起来，请稍后再问我一次。"
+# What the device says when the model cannot answer: short and true, in the device's language.
+LLM_UNAVAILABLE = {
+    "zh": "抱歉，语言模型现在不可用，请稍后再试。",
+    "en": "Sorry, the language model is not available right now. Please try again later.",
+}
+LLM_FAILED = {
+    "zh": "抱歉，语言模型刚才出错了，请再问我一次。",
+    "en": "Sorry, the language model failed to answer. Please ask me again.",
+}
 APOLOGY_EMPTY = "嗯，这个我一时不知道怎么回答，换个说法再问我一次好吗？"
 SentenceQueue = asyncio.Queue[str | None]  # None ends the turn's speech
 
@@ -67,6 +75,12 @@ class TurnServices:
     on_first_audio: Callable[[float, float], None] | None = None
     # Called with the turn's trace (recall, tool calls, reply) just before tts stop.
     on_turn_end: Callable[[ToolContext], Awaitable[None]] | None = None
+    language: str = "zh"  # the device's language, for the fixed sentences below
+
+    def sentence(self, cause: str) -> str:
+        """The fixed sentence for a turn the model could not answer."""
+        table = LLM_FAILED if cause == "llm_failed" else LLM_UNAVAILABLE
+        return table.get(self.language.split("-")[0], table["zh"])
 
 
 @dataclass
@@ -111,9 +125,12 @@ class Turn:
             try:
                 await self._think(text, history, queue)
             except ProviderError as exc:
-                log.error("turn.llm_failed", error=str(exc), transient=exc.transient)
+                cause = "llm_failed" if exc.cause == "failed" else "llm_unavailable"
+                log.error("turn.llm_failed", cause=cause, error=str(exc), transient=exc.transient)
                 metrics.PROVIDER_ERRORS.labels(provider="llm").inc()
-                await queue.put(APOLOGY_LLM)
+                metrics.TURN_FAILURES.labels(cause=cause).inc()
+                self.context.trace.failure = f"{cause}: {exc}"
+                await queue.put(self.s.sentence(cause))
                 return
             if not self._queued:  # the model said nothing speakable: never leave silence
                 log.warning("turn.empty_reply", question=text)

@@ -18,9 +18,10 @@ from arq import Retry
 from redis.asyncio import Redis
 
 from config import keys
-from providers.errors import PermanentProviderError
+from providers.errors import PermanentProviderError, TransientProviderError
 from workers.failures import DeadLetters
-from workers.writepath import RecordError, WritePath
+from workers.gate import AlwaysUp, LLMGate
+from workers.writepath import Outcome, RecordError, WritePath
 
 log = structlog.get_logger(__name__)
 TRANSCRIPT_ARCHIVE_LIMIT = 1000
@@ -54,8 +55,9 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
         write_path: WritePath | None = ctx.get("write_path")
         if write_path is None:
             return {"session_id": record.get("session_id"), "archived": utterances}
+        gate: LLMGate = ctx.get("llm_gate") or AlwaysUp()
         async with asyncio.timeout(float(ctx.get("budget_s", 1770))):
-            outcome = await write_path.remember(record)
+            outcome = await _remember_when_llm_up(write_path, record, gate, job_id)
         return outcome.as_json()
     except (RecordError, KeyError, PermanentProviderError) as exc:
         await _give_up(redis, job_id, record, exc, "permanent", tries)
@@ -67,6 +69,24 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
             raise Retry(defer=delay) from exc
         await _give_up(redis, job_id, record, exc, "exhausted", tries)
         raise
+
+
+async def _remember_when_llm_up(
+    write_path: WritePath, record: dict[str, Any], gate: LLMGate, job_id: str
+) -> Outcome:
+    """Runs the (checkpointed, idempotent) write path once the LLM serves. An LLM known to be down
+    — its process died and is being restarted — costs no try: the job waits for it and runs
+    again inside the same try. Any other failure follows the retry policy."""
+    while True:
+        if not gate.is_up():
+            log.warning("job.waiting_for_llm", job=job_id)
+            await gate.wait_up()
+        try:
+            return await write_path.remember(record)
+        except TransientProviderError:
+            if gate.is_up():
+                raise
+            log.warning("job.llm_went_down", job=job_id)
 
 
 async def _give_up(

@@ -11,6 +11,7 @@ from config.settings import HearthSettings
 from providers.llm import JsonLLM, StructuredLLM
 from server.memory.engine import MemoryEngine, build_memory
 from workers import mem0_stages
+from workers.gate import AlwaysUp, LLMGate
 from workers.jobs import REMEMBER_SESSION, remember_session
 from workers.writepath import WritePath
 
@@ -52,6 +53,7 @@ def build_worker(
     local_llm_url: str | None = None,
     burst: bool = False,
     handle_signals: bool = True,
+    llm_gate: LLMGate | None = None,
 ) -> Worker:
     """A worker for the ``hearth:queue``. With ``settings`` (and memory enabled) the write path
     runs; a shared ``memory`` engine is used in-process (``hearth up``: the embedded store
@@ -60,6 +62,7 @@ def build_worker(
 
     async def startup(ctx: dict[str, Any]) -> None:
         ctx["max_tries"] = max_tries
+        ctx["llm_gate"] = llm_gate or AlwaysUp()
         ctx["budget_s"] = JOB_TIMEOUT_S - 30  # our own deadline first: a timeout is retried
         if settings is None or not settings.memory.enabled or not settings.write.enabled:
             return  # transcripts are still archived

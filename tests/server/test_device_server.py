@@ -12,6 +12,8 @@ from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from bench.device_client import DeviceClient
+from server import metrics
+from server.turn import LLM_FAILED, LLM_UNAVAILABLE
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
 from workers.jobs import REMEMBER_SESSION
@@ -291,26 +293,42 @@ async def test_device_vanishing_mid_reply_does_not_disturb_others(hearth: Runnin
     assert await hearth.arq.exists(f"arq:job:{leaver.session_id}")
 
 
-async def test_llm_down_gives_a_spoken_apology(hearth: RunningHearth) -> None:
+def _failures(cause: str) -> float:
+    return metrics.TURN_FAILURES.labels(cause=cause)._value.get()
+
+
+async def test_llm_down_says_the_model_is_unavailable(hearth: RunningHearth) -> None:
     await hearth.llm.stop()  # nothing listens on that port any more
+    before = _failures("llm_unavailable")
     device = hearth.device()
     await device.connect()
     result = await device.ask("你好")
     await device.close()
-    assert "抱歉" in result.text
+    assert result.text == LLM_UNAVAILABLE["zh"]  # true, not "I can't recall"
     assert len(result.frames) > 0
+    assert _failures("llm_unavailable") == before + 1
 
 
-@pytest.mark.parametrize("reply", [Reply(garbage=True), Reply(status=500), Reply(status=400)])
-async def test_llm_garbage_or_errors_give_a_spoken_apology(
-    hearth: RunningHearth, reply: Reply
+@pytest.mark.parametrize(
+    ("reply", "cause"),
+    [
+        (Reply(garbage=True), "llm_failed"),
+        (Reply(status=500), "llm_unavailable"),
+        (Reply(status=400), "llm_failed"),
+    ],
+)
+async def test_llm_garbage_or_errors_say_what_happened(
+    hearth: RunningHearth, reply: Reply, cause: str
 ) -> None:
     hearth.llm.responder = lambda req: reply
+    before = _failures(cause)
     device = hearth.device()
     await device.connect()
     result = await device.ask("你好")
     await device.close()
-    assert "抱歉" in result.text
+    expected = LLM_FAILED if cause == "llm_failed" else LLM_UNAVAILABLE
+    assert result.text == expected["zh"]
+    assert _failures(cause) == before + 1
 
 
 @pytest.mark.parametrize(

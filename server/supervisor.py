@@ -1,0 +1,238 @@
+"""Supervision of the child processes ``hearth up`` owns (Redis, the llama.cpp servers).
+
+A child that exits is logged at error level with its exit status and the last lines of its log,
+marked down, and restarted with exponential backoff (capped, so a binary that crashes at once on
+every start costs one attempt per ``backoff_max_s``, never a spin). A part that stayed up for
+``stable_s`` starts again from the shortest delay. Exits are noticed through a pidfd (no polling).
+``status()`` is what ``hearth status``, the admin API and the metrics show.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+import structlog
+
+from providers.errors import ProviderError
+from providers.processes import ChildProcess
+from server import metrics
+
+log = structlog.get_logger(__name__)
+State = Literal["starting", "up", "down"]
+LOG_TAIL_LINES = 20
+
+
+class SupervisedPart(Protocol):
+    """A child engine: ``start`` spawns it and returns once it serves (raises if it cannot)."""
+
+    @property
+    def child(self) -> ChildProcess: ...
+
+    async def start(self) -> None: ...
+
+
+@dataclass
+class PartStatus:
+    name: str
+    state: State = "starting"
+    pid: int | None = None
+    restarts: int = 0
+    last_exit: str | None = None  # "exit status 1", "killed by SIGKILL"
+    last_exit_at: float | None = None
+    next_start_at: float | None = None  # while down: when the next attempt runs
+    since: float = 0.0
+    log_file: str = ""
+
+    def as_json(self, now: float) -> dict[str, object]:
+        data: dict[str, object] = {
+            "name": self.name,
+            "state": self.state,
+            "pid": self.pid,
+            "restarts": self.restarts,
+            "last_exit": self.last_exit,
+            "for_s": round(now - self.since, 1),
+            "log": self.log_file,
+        }
+        if self.next_start_at is not None:
+            data["next_start_in_s"] = round(max(0.0, self.next_start_at - now), 1)
+        return data
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "running"
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-returncode).name}"
+        return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
+    """The last ``lines`` lines of a child's log (bounded read: the last 64 KiB)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 65536))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return list(deque(text.splitlines(), maxlen=lines))
+
+
+async def wait_exit(child: ChildProcess) -> int:
+    """Returns the child's exit status as soon as it exits (a pidfd becomes readable)."""
+    proc = child.proc
+    if proc is None:
+        raise RuntimeError(f"{child.name} was never started")
+    if proc.poll() is not None:
+        return int(proc.returncode)
+    loop = asyncio.get_running_loop()
+    exited = asyncio.Event()
+    fd = os.pidfd_open(proc.pid)
+    try:
+        loop.add_reader(fd, exited.set)
+        try:
+            if proc.poll() is None:  # it may have exited between poll and add_reader
+                await exited.wait()
+        finally:
+            loop.remove_reader(fd)
+    finally:
+        os.close(fd)
+    return int(proc.wait())
+
+
+class Supervisor:
+    def __init__(
+        self,
+        backoff_initial_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+        stable_s: float = 60.0,
+    ) -> None:
+        self.backoff_initial_s = backoff_initial_s
+        self.backoff_max_s = backoff_max_s
+        self.stable_s = stable_s
+        self._parts: dict[str, SupervisedPart] = {}
+        self._status: dict[str, PartStatus] = {}
+        self._up: dict[str, asyncio.Event] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = False
+
+    def add(self, part: SupervisedPart, *, up: bool) -> None:
+        """Watch ``part`` (already started when ``up``; else it is started with backoff)."""
+        name = part.child.name
+        self._parts[name] = part
+        now = time.time()
+        status = PartStatus(name, log_file=str(part.child.log_file), since=now)
+        self._status[name] = status
+        self._up[name] = asyncio.Event()
+        if up:
+            self._mark_up(name)
+        else:
+            status.state = "down"
+            metrics.CHILD_UP.labels(name=name).set(0)
+        self._tasks.append(asyncio.create_task(self._watch(name, started=up), name=f"watch {name}"))
+
+    def status(self) -> list[dict[str, object]]:
+        now = time.time()
+        return [s.as_json(now) for s in self._status.values()]
+
+    def is_up(self, name: str) -> bool:
+        """Up as last seen, and still alive now (an exit is known here before the watcher's
+        pidfd callback has run)."""
+        if name not in self._up:
+            return True
+        return self._up[name].is_set() and self._parts[name].child.alive()
+
+    async def wait_up(self, name: str) -> None:
+        """Returns once ``name`` serves (immediately when it is not supervised here)."""
+        if name in self._up:
+            await self._up[name].wait()
+
+    def gate(self, name: str) -> PartGate:
+        return PartGate(self, name)
+
+    async def close(self) -> None:
+        """Stop watching (before the children are stopped, so their exits are not restarts)."""
+        self._stopping = True
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def _mark_up(self, name: str) -> None:
+        status = self._status[name]
+        proc = self._parts[name].child.proc
+        status.state, status.pid, status.since = "up", proc.pid if proc else None, time.time()
+        status.next_start_at = None
+        self._up[name].set()
+        metrics.CHILD_UP.labels(name=name).set(1)
+
+    def _mark_down(self, name: str, returncode: int | None) -> None:
+        status = self._status[name]
+        status.state, status.pid, status.since = "down", None, time.time()
+        status.last_exit, status.last_exit_at = describe_exit(returncode), time.time()
+        self._up[name].clear()
+        metrics.CHILD_UP.labels(name=name).set(0)
+
+    async def _watch(self, name: str, *, started: bool) -> None:
+        part = self._parts[name]
+        delay = self.backoff_initial_s
+        while not self._stopping:
+            if started:
+                returncode = await wait_exit(part.child)
+                if self._stopping:
+                    return
+                stayed = time.time() - self._status[name].since
+                self._mark_down(name, returncode)
+                log.error(
+                    "child.exited",
+                    name=name,
+                    status=describe_exit(returncode),
+                    log=str(part.child.log_file),
+                    log_tail=log_tail(part.child.log_file),
+                )
+                if stayed >= self.stable_s:
+                    delay = self.backoff_initial_s
+            status = self._status[name]
+            status.next_start_at = time.time() + delay
+            log.warning("child.restart_scheduled", name=name, in_s=delay)
+            await asyncio.sleep(delay)
+            delay = min(self.backoff_max_s, delay * 2)
+            status.restarts += 1
+            metrics.CHILD_RESTARTS.labels(name=name).inc()
+            status.state, status.next_start_at = "starting", None
+            try:
+                await part.start()
+            except (ProviderError, TimeoutError, OSError) as exc:
+                log.error("child.restart_failed", name=name, error=str(exc))
+                part.child.stop()
+                self._mark_down(name, part.child.proc.returncode if part.child.proc else None)
+                started = False
+                continue
+            self._mark_up(name)
+            log.info("child.restarted", name=name, pid=self._status[name].pid)
+            started = True
+
+
+@dataclass(frozen=True)
+class PartGate:
+    """One part's up/down as a write job sees it (workers.gate.LLMGate)."""
+
+    supervisor: Supervisor
+    name: str
+
+    def is_up(self) -> bool:
+        return self.supervisor.is_up(self.name)
+
+    async def wait_up(self) -> None:
+        await self.supervisor.wait_up(self.name)
