@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+import httpx
 import openai
 import orjson
 import structlog
@@ -140,7 +141,8 @@ def _client(base_url: str, api_key: str, timeout_s: float) -> openai.AsyncOpenAI
 def _provider_error(name: str, exc: Exception, *, garbage_transient: bool) -> ProviderError:
     """One classification of SDK failures: unreachable, 5xx and 429 may pass; other HTTP errors
     (auth, unknown model) will not; an unusable body is as transient as the caller decides."""
-    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError):
+    if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError | httpx.TransportError):
+        # httpx's own errors escape the SDK when the server dies mid-stream (connection reset)
         return TransientProviderError(name, f"unreachable: {exc}", "unreachable")
     if isinstance(exc, openai.APIStatusError):
         transient = exc.status_code >= 500 or exc.status_code == 429
@@ -218,7 +220,13 @@ class OpenAICompatibleLLM:
                         slot.name += call.function.name
                     if call.function and call.function.arguments:
                         slot.arguments.append(call.function.arguments)
-        except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
+        except (
+            openai.APIError,
+            httpx.TransportError,
+            ValueError,
+            TypeError,
+            AttributeError,
+        ) as exc:
             # a body that is not a chat completion stream ("garbage") is not worth retrying
             # while a person waits: the device hears an apology
             raise _provider_error(self.name, exc, garbage_transient=False) from exc

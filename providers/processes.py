@@ -91,7 +91,8 @@ class EmbeddedRedis:
         argv = [
             binary, "--bind", "127.0.0.1", "--port", str(self.port),
             "--requirepass", self.password, "--dir", str(self.folder.resolve()),
-            "--appendonly", "yes", "--save", "", "--daemonize", "no",
+            "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+            "--daemonize", "no",
         ]  # fmt: skip
         self.child = ChildProcess("redis", argv, data_dir / "logs" / "redis.log")
 
@@ -145,9 +146,10 @@ class LocalLLMServer:
     def base_url(self) -> str:
         return f"http://{self.settings.host}:{self.settings.port}/v1"
 
-    async def start(self) -> None:
-        """Spawn the server and return once it has answered a real completion (the warm-up,
-        when a prompt is set): serving ``/models`` only means the weights loaded."""
+    async def start(self, complete: bool = True) -> None:
+        """Spawn the server and return once it has answered a real completion with the primed
+        prompt (serving ``/models`` only means the weights loaded). ``complete=False`` leaves
+        that to the caller's ``warm``, which knows the turn's prompt."""
         self.child.start()
         async with httpx.AsyncClient() as client:
             try:
@@ -167,7 +169,8 @@ class LocalLLMServer:
             except TimeoutError as exc:
                 self.stop()
                 raise PermanentProviderError("local-llm", "server did not start in time") from exc
-        await self._complete()
+        if complete:
+            await self._complete()
 
     def prime(self, system_prompt: str, tools: list[dict[str, object]]) -> None:
         """The prompt every (re)start is warmed with before it counts as up."""

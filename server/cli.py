@@ -101,9 +101,12 @@ def unsupported_cpu(missing: list[str]) -> str:
 
 
 def engine_unavailable(exc: EngineUnavailable) -> str:
+    from rich.markup import escape
+
     from server.supervisor import log_tail
 
-    tail = "\n".join(f"    {line}" for line in log_tail(exc.log_file, 8)) if exc.log_file else ""
+    lines = log_tail(exc.log_file, 8) if exc.log_file else []
+    tail = escape("\n".join(f"    {line}" for line in lines))
     crash = "general protection" in tail or "illegal instruction" in tail.lower()
     hints = [
         "`hearth models install` re-assembles a missing or damaged model file;",
@@ -117,9 +120,11 @@ def engine_unavailable(exc: EngineUnavailable) -> str:
         "supervisor keeps restarting it.",
     ]
     log_line = f"Its log: {exc.log_file}" + (f", last lines:\n{tail}" if tail else "")
+    if exc.log_file is None:
+        log_line = "It never started."
     return (
         f"[red]Hearth did not start: {exc.part} could not serve.[/red]\n"
-        f"What failed: {exc.reason}\n{log_line}\nWhat to try:\n"
+        f"What failed: {escape(exc.reason)}\n{log_line}\nWhat to try:\n"
         + "\n".join(f"  - {hint}" for hint in hints)
     )
 

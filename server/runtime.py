@@ -25,7 +25,6 @@ from config.settings import HearthSettings, SettingsError
 from providers.asr import SpeechToText, build_asr
 from providers.errors import ProviderError
 from providers.llm import ChatLLM, OpenAICompatibleLLM
-from providers.model_files import check_model_file
 from providers.opus import encode_pool
 from providers.processes import EmbeddedRedis, LocalLLMServer
 from providers.tts import TextToSpeech, build_tts
@@ -112,6 +111,14 @@ async def start_engines(settings: HearthSettings, mode: Mode, degraded: bool = F
     """Start the children ``mode`` needs. A local LLM that cannot serve raises EngineUnavailable
     unless ``degraded``: then it is left to the supervisor, which keeps trying with backoff."""
     engines = Engines(redis_url=settings.redis.url or "", llm_base_url=settings.llm.base_url or "")
+    servers: list[LocalLLMServer] = []
+    if not engines.llm_base_url:
+        if mode == "serve":
+            raise SettingsError("llm.base_url", "required for `hearth serve`")
+        try:  # a missing or damaged model file stops start-up before anything runs
+            servers = _local_llm_servers(settings, mode)
+        except ProviderError as exc:
+            raise EngineUnavailable("llama", exc.message, None) from exc
     try:
         if not engines.redis_url:
             if mode == "serve":
@@ -124,15 +131,14 @@ async def start_engines(settings: HearthSettings, mode: Mode, degraded: bool = F
                 raise EngineUnavailable("redis", str(exc), redis.child.log_file) from exc
             engines.redis_url = redis.url
             _publish(redis_url_file(settings), redis.url)
-        if not engines.llm_base_url:
-            if mode == "serve":
-                raise SettingsError("llm.base_url", "required for `hearth serve`")
-            servers = _local_llm_servers(settings, mode)
+        if servers:
             engines.children.extend(servers)
             engines.llm_base_url = servers[0].base_url
             engines.write_llm_url = servers[-1].base_url
+            # the conversation server's first completion is its warm-up with the turn's prompt
             results = await asyncio.gather(
-                *(server.start() for server in servers), return_exceptions=True
+                *(server.start(complete=n > 0) for n, server in enumerate(servers)),
+                return_exceptions=True,
             )
             for server, result in zip(servers, results, strict=True):
                 if isinstance(result, BaseException):
@@ -146,7 +152,6 @@ async def start_engines(settings: HearthSettings, mode: Mode, degraded: bool = F
 
 def _local_llm_servers(settings: HearthSettings, mode: Mode) -> list[LocalLLMServer]:
     model = settings.resolve(settings.local_llm.model_file)
-    check_model_file(model)
     servers = [LocalLLMServer(settings.local_llm, model, settings.data_dir)]
     local = settings.local_llm
     if (
@@ -339,12 +344,12 @@ async def _serve(
                     llm_gate=_write_gate(supervisor, engines),
                 )
                 tasks.append(asyncio.create_task(worker.async_run()))
-            down = [server.child.name for server in engines.down]
+            down = {"down": [server.child.name for server in engines.down]} if engines.down else {}
             log.log(
                 logging.WARNING if down else logging.INFO,
                 "hearth.ready_degraded" if down else "hearth.ready",
                 mode=mode,
-                down=down or None,
+                **down,
                 devices=f"ws://{settings.server.host}:{settings.server.ws_port}/xiaozhi/v1/",
                 ota=f"http://{settings.server.host}:{settings.server.http_port}/xiaozhi/ota/",
                 llm=engines.llm_base_url,

@@ -15,6 +15,7 @@ import os
 import signal
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
@@ -116,7 +117,9 @@ class Supervisor:
         backoff_initial_s: float = 1.0,
         backoff_max_s: float = 30.0,
         stable_s: float = 60.0,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
+        self.sleep = sleep  # the backoff wait (tests pass their own: no real waiting)
         self.backoff_initial_s = backoff_initial_s
         self.backoff_max_s = backoff_max_s
         self.stable_s = stable_s
@@ -138,6 +141,9 @@ class Supervisor:
             self._mark_up(name)
         else:
             status.state = "down"
+            proc = part.child.proc
+            if proc is not None and proc.poll() is not None:
+                status.last_exit, status.last_exit_at = describe_exit(proc.returncode), now
             metrics.CHILD_UP.labels(name=name).set(0)
         self._tasks.append(asyncio.create_task(self._watch(name, started=up), name=f"watch {name}"))
 
@@ -206,7 +212,7 @@ class Supervisor:
             status = self._status[name]
             status.next_start_at = time.time() + delay
             log.warning("child.restart_scheduled", name=name, in_s=delay)
-            await asyncio.sleep(delay)
+            await self.sleep(delay)
             delay = min(self.backoff_max_s, delay * 2)
             status.restarts += 1
             metrics.CHILD_RESTARTS.labels(name=name).inc()
@@ -214,7 +220,13 @@ class Supervisor:
             try:
                 await part.start()
             except (ProviderError, TimeoutError, OSError) as exc:
-                log.error("child.restart_failed", name=name, error=str(exc))
+                log.error(
+                    "child.restart_failed",
+                    name=name,
+                    error=str(exc),
+                    log=str(part.child.log_file),
+                    log_tail=log_tail(part.child.log_file),
+                )
                 part.child.stop()
                 self._mark_down(name, part.child.proc.returncode if part.child.proc else None)
                 started = False

@@ -53,6 +53,7 @@ class HearthUnderTest:
         self, data_dir: Path, settings: HearthSettings, ws_port: int, local_llm_url: str | None
     ) -> None:
         self.data_dir = data_dir
+        self.proc: asyncio.subprocess.Process | None = None  # the `hearth up` process
         self.local_llm_url = local_llm_url  # the answering model when no --llm-url was given
         self.settings = settings
         self.ws_url = f"ws://127.0.0.1:{ws_port}/xiaozhi/v1/"
@@ -113,7 +114,7 @@ class HearthUnderTest:
 @contextlib.asynccontextmanager
 async def running_hearth(
     data_dir: Path, overrides: list[str], llm_url: str | None, log_file: Path,
-    startup_timeout_s: float = 300, write_path: bool = False,
+    startup_timeout_s: float = 300, write_path: bool = False, up_args: tuple[str, ...] = (),
 ) -> AsyncIterator[HearthUnderTest]:  # fmt: skip
     """``hearth up`` on free loopback ports in ``data_dir`` (absolute), with the installed local
     models."""
@@ -141,7 +142,7 @@ async def running_hearth(
     env.pop("HEARTH_CONFIG", None)
     with log_file.open("ab") as log:
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "server.cli", "up", env=env, stdout=log, stderr=log,
+            sys.executable, "-m", "server.cli", "up", *up_args, env=env, stdout=log, stderr=log,
             cwd=data_dir,  # no ./hearth.yaml of the caller's applies
         )  # fmt: skip
     settings = load_settings(data_dir=data_dir)
@@ -154,6 +155,7 @@ async def running_hearth(
             if admin_url_file(settings).is_file():
                 local = None if llm_url else f"http://127.0.0.1:{llm_port}/v1"
                 candidate = HearthUnderTest(data_dir, settings, ws_port, local)
+                candidate.proc = proc
                 with contextlib.suppress(httpx.HTTPError):
                     if (await candidate.http.get("/health")).status_code == 200:
                         hearth = candidate

@@ -25,11 +25,13 @@ void amx(void *cfg, void *p) {
                    :: "r"(cfg), "r"(p), "r"(64L) : "memory");
 }
 void avx512(void) {
-  __asm__ volatile("vaddps %%zmm1, %%zmm2, %%zmm3\n\tvpaddd %%ymm17, %%ymm18, %%ymm19" ::: "memory");
+  __asm__ volatile("vaddps %%zmm1, %%zmm2, %%zmm3\n\t"
+                   "vpaddd %%ymm17, %%ymm18, %%ymm19" ::: "memory");
 }
 void avx_vnni(void) { __asm__ volatile("%{vex%} vpdpbusd %%ymm1, %%ymm2, %%ymm3" ::: "memory"); }
 void avx2(void) {
-  __asm__ volatile("vpaddd %%ymm1, %%ymm2, %%ymm3\n\tvfmadd231ps %%ymm1, %%ymm2, %%ymm3" ::: "memory");
+  __asm__ volatile("vpaddd %%ymm1, %%ymm2, %%ymm3\n\t"
+                   "vfmadd231ps %%ymm1, %%ymm2, %%ymm3" ::: "memory");
 }
 """
 

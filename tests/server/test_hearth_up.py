@@ -1,0 +1,174 @@
+"""``hearth up`` as a user runs it, in its own process: it refuses a missing or damaged model with
+what to run, stops with one clear paragraph when the model cannot serve, runs degraded only when
+asked (the status says what is down, turns say the model is unavailable), stops on Ctrl-C with no
+traceback and no process left, and survives its llama server being killed mid-turn."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.device_client import TurnResult
+from bench.e2e.hearth import HearthUnderTest, running_hearth
+from config.settings import load_settings
+from providers.model_files import QWEN_FILE
+from providers.processes import free_port
+from server.turn import LLM_UNAVAILABLE
+from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.support.waiting import wait_until
+
+UP_TIMEOUT_S = 60
+
+
+def _up(data_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """``hearth up`` in ``data_dir`` on free ports; expected to end by itself."""
+    environment = {
+        **os.environ,
+        "HEARTH_DATA_DIR": str(data_dir),
+        "HEARTH_SERVER__WS_PORT": str(free_port()),
+        "HEARTH_SERVER__HTTP_PORT": str(free_port()),
+        "HEARTH_LOCAL_LLM__PORT": str(free_port()),
+        "HEARTH_LOCAL_LLM__STARTUP_TIMEOUT_S": "60",
+        "COLUMNS": "400",  # one paragraph line per line: no wrapping inside paths
+        **env,
+    }
+    environment.pop("HEARTH_CONFIG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "server.cli", "up", *args],
+        env=environment, cwd=data_dir, capture_output=True, text=True, timeout=UP_TIMEOUT_S,
+    )  # fmt: skip
+
+
+def _processes_under(folder: Path) -> list[str]:
+    """Command lines of live processes that mention ``folder`` (children left behind)."""
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    return [
+        line for line in out.stdout.splitlines() if str(folder) in line and "ps -eo" not in line
+    ]
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated"])
+def test_a_missing_or_truncated_model_is_refused_with_what_to_run(
+    tmp_path: Path, damage: str
+) -> None:
+    model = tmp_path / "models" / QWEN_FILE
+    if damage == "truncated":
+        model.parent.mkdir(parents=True)
+        model.write_bytes(b"GGUF" + b"\0" * 4096)
+    done = _up(tmp_path, HEARTH_LOCAL_LLM__MODEL_FILE=str(model))
+    output = " ".join((done.stdout + done.stderr).split())  # rich wraps long lines
+    assert done.returncode == 3, output
+    assert "Hearth did not start" in output
+    assert str(model) in output
+    assert "hearth models install" in output
+    assert ("missing" if damage == "missing" else "truncated") in output
+    assert "Traceback" not in output
+    assert not (tmp_path / "redis").exists()  # refused before anything was started
+
+
+def test_a_model_the_engine_cannot_load_stops_up_with_one_paragraph(tmp_path: Path) -> None:
+    model = tmp_path / "models" / "broken.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"GGUF" + os.urandom(65536))  # a header, then nothing llama.cpp can read
+    done = _up(tmp_path, HEARTH_LOCAL_LLM__MODEL_FILE=str(model), HEARTH_WRITE__ENABLED="false")
+    output = " ".join((done.stdout + done.stderr).split())
+    assert done.returncode == 3, output
+    assert "Hearth did not start: llama could not serve" in output
+    assert str(tmp_path / "logs" / "llama.log") in output
+    assert "hearth up --degraded" in output and "hearth models install" in output
+    assert "hearth.ready" not in output
+    assert "Traceback" not in output
+    assert _processes_under(tmp_path) == []  # Redis and the llama server were stopped
+
+
+async def test_degraded_serves_says_what_is_down_and_turns_say_so(tmp_path: Path) -> None:
+    model = tmp_path / "models" / "broken.gguf"
+    model.parent.mkdir(parents=True)
+    model.write_bytes(b"GGUF" + os.urandom(65536))
+    overrides = [f"local_llm.model_file={model}", "local_llm.startup_timeout_s=60"]
+    async with running_hearth(
+        tmp_path, overrides, None, tmp_path / "hearth.log", 120, up_args=("--degraded",)
+    ) as hearth:
+        llama = await _child(hearth, "llama")
+        assert llama["state"] in {"down", "starting"}
+        assert llama["last_exit"] is not None  # it did exit, and the status says how
+        status = await hearth.admin("GET", "/admin/status")
+        assert status["ready"] is False
+        device = hearth.device()
+        await device.connect()
+        result = await device.ask("你好", within_s=30)
+        await device.close()
+        assert result.text == LLM_UNAVAILABLE["zh"]
+        log = tmp_path / "hearth.log"
+        assert "hearth.ready_degraded" in log.read_text()
+        # the supervisor keeps trying, each failure logged with the engine's own last lines
+        await wait_until(lambda: "child.restart_failed" in log.read_text(), within_s=60)
+    assert "Traceback" not in (tmp_path / "hearth.log").read_text()
+
+
+async def test_ctrl_c_stops_everything_without_a_traceback(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    scripted_llm.responder = lambda req: Reply("在的。")
+    log_file = tmp_path / "hearth.log"
+    async with running_hearth(tmp_path, [], scripted_llm.base_url, log_file, 120) as hearth:
+        device = hearth.device()
+        await device.connect()
+        assert (await device.ask("在吗", within_s=30)).text == "在的。"
+        await device.close()
+        redis = await _child(hearth, "redis")
+        assert hearth.proc is not None
+        hearth.proc.send_signal(signal.SIGINT)
+        async with asyncio.timeout(30):
+            code = await hearth.proc.wait()
+    assert code == 0
+    log = log_file.read_text()
+    assert "hearth.stopped" in log
+    assert "Traceback" not in log and "CancelledError" not in log
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(redis["pid"]), 0)
+    assert _processes_under(tmp_path) == []
+
+
+async def _child(hearth: HearthUnderTest, name: str) -> dict[str, object]:
+    status = await hearth.admin("GET", "/admin/status")
+    return next(part for part in status["children"] if part["name"] == name)
+
+
+@pytest.mark.local_llm
+async def test_llama_killed_mid_turn_says_so_then_the_next_turn_answers(tmp_path: Path) -> None:
+    """The real local model under ``hearth up``: SIGKILL while it streams a reply."""
+    home = load_settings()
+    assert home.resolve(home.local_llm.model_file).is_file(), "run `hearth models install`"
+    log_file = tmp_path / "hearth.log"
+    async with running_hearth(tmp_path, [], None, log_file, 300) as hearth:
+        llama = await _child(hearth, "llama")
+        device = hearth.device()
+        await device.connect()
+        await device.send_json({"type": "listen", "state": "start", "mode": "auto"})
+        result = TurnResult()
+        text = "请从一数到三十，每个数字单独说一句。"
+        await device.send_json({"type": "listen", "state": "detect", "text": text})
+        turn = asyncio.create_task(device.collect(result, within_s=120))
+        await wait_until(lambda: len(result.sentences) >= 1, within_s=120)
+        os.killpg(int(llama["pid"]), signal.SIGKILL)  # mid-reply: the stream is cut
+        await turn
+        assert result.sentences[-1] == LLM_UNAVAILABLE["zh"], result.sentences
+        await wait_until(lambda: _is_back(hearth), within_s=240)
+        again = await device.ask("一加一等于几？", within_s=120)
+        await device.close()
+        assert again.text and again.text != LLM_UNAVAILABLE["zh"], again.text
+        restarted = await _child(hearth, "llama")
+        assert restarted["restarts"] == 1 and restarted["last_exit"] == "killed by SIGKILL"
+    log = log_file.read_text()
+    assert '"event": "child.exited"' in log and "turn.llm_failed" in log
+
+
+async def _is_back(hearth: HearthUnderTest) -> bool:
+    return (await _child(hearth, "llama"))["state"] == "up"
