@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from bench.device_client import TurnResult
@@ -100,6 +101,10 @@ async def test_degraded_serves_says_what_is_down_and_turns_say_so(tmp_path: Path
         assert llama["last_exit"] is not None  # it did exit, and the status says how
         status = await hearth.admin("GET", "/admin/status")
         assert status["ready"] is False
+        shown = await _hearth_status(tmp_path)
+        assert shown.returncode == 1 and "not ready" in shown.stdout
+        assert "llama" in shown.stdout
+        assert "down" in shown.stdout or "starting" in shown.stdout
         device = hearth.device()
         await device.connect()
         result = await device.ask("你好", within_s=30)
@@ -123,6 +128,9 @@ async def test_ctrl_c_stops_everything_without_a_traceback(
         assert (await device.ask("在吗", within_s=30)).text == "在的。"
         await device.close()
         redis = await _child(hearth, "redis")
+        shown = await _hearth_status(tmp_path, "--json")
+        assert shown.returncode == 0, shown.stdout + shown.stderr
+        assert orjson.loads(shown.stdout)["children"][0]["name"] == "redis"
         assert hearth.proc is not None
         hearth.proc.send_signal(signal.SIGINT)
         async with asyncio.timeout(30):
@@ -134,6 +142,16 @@ async def test_ctrl_c_stops_everything_without_a_traceback(
     with pytest.raises(ProcessLookupError):
         os.kill(int(redis["pid"]), 0)
     assert _processes_under(tmp_path) == []
+
+
+async def _hearth_status(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``hearth status`` as an operator runs it next to a running Hearth."""
+    env = {**os.environ, "HEARTH_DATA_DIR": str(data_dir), "COLUMNS": "300"}
+    env.pop("HEARTH_CONFIG", None)
+    argv = [sys.executable, "-m", "server.cli", "status", *args]
+    return await asyncio.to_thread(
+        subprocess.run, argv, env=env, cwd=data_dir, capture_output=True, text=True, timeout=30
+    )
 
 
 async def _child(hearth: HearthUnderTest, name: str) -> dict[str, object]:

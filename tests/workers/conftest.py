@@ -22,6 +22,7 @@ from server.memory.readpath import ReadPath
 from tests.conftest import make_settings
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.write_llm import WriteScript
+from workers.gate import LLMGate
 from workers.jobs import REMEMBER_SESSION
 from workers.settings import QUEUE, build_worker, redis_settings
 
@@ -44,13 +45,14 @@ class WriteRig:
         await self.arq.enqueue_job(REMEMBER_SESSION, record, _job_id=job_id, _queue_name=QUEUE)
         return job_id
 
-    async def run_worker(self) -> int:
+    async def run_worker(self, llm_gate: LLMGate | None = None) -> int:
         worker = build_worker(
             self.redis_url,
             settings=self.settings,
             memory=self.memory,
             burst=True,
             handle_signals=False,
+            llm_gate=llm_gate,
         )
         try:
             await worker.main()

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Any
 
 import pytest
+from arq.jobs import Job
 
 from config import keys
 from server.memory.schema import Decay, Memory, MemoryClass, PersonId
 from tests.support.scripted_llm import Reply
+from tests.support.waiting import wait_until
+from tests.support.write_llm import WriteScript
 from tests.workers.conftest import WriteRig, session
 from workers.failures import DeadLetters
+from workers.settings import QUEUE
 
 ZHANG = PersonId("zhang")
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
@@ -212,6 +217,47 @@ async def test_transient_llm_errors_retry_then_succeed(rig: WriteRig) -> None:
     await rig.run_worker()
     assert rig.texts() == ["女儿叫小橙子"]
     assert await DeadLetters(rig.redis).all() == []
+
+
+class DyingEngine:
+    """The write LLM's process as ``hearth up``'s supervisor sees it: every failure it answers
+    is its death (down until the test brings it back)."""
+
+    def __init__(self, script: WriteScript) -> None:
+        self.script = script
+        self.up = asyncio.Event()
+        self.up.set()
+        self.waits = 0
+
+    def __call__(self, body: dict[str, Any]) -> Reply:
+        if self.script.fail_next:
+            self.up.clear()
+        return self.script(body)
+
+    def is_up(self) -> bool:
+        return self.up.is_set()
+
+    async def wait_up(self) -> None:
+        self.waits += 1
+        await self.up.wait()
+
+
+async def test_a_job_waits_for_a_dead_llm_instead_of_burning_its_tries(rig: WriteRig) -> None:
+    rig.script.facts = {"小橙子": ["女儿叫小橙子"]}
+    rig.script.fail_next = [Reply(status=503)] * 4  # more deaths than max_tries (3)
+    engine = DyingEngine(rig.script)
+    rig.llm.responder = engine
+    await rig.enqueue(session("s-restarts", "我女儿叫小橙子"))
+    worker = asyncio.create_task(rig.run_worker(llm_gate=engine))
+    for death in range(1, 5):  # the supervisor restarts it each time
+        await wait_until(lambda n=death: engine.waits == n, within_s=30)  # type: ignore[misc]
+        assert not worker.done()
+        engine.up.set()
+    assert await asyncio.wait_for(worker, 60) == 1
+    assert rig.texts() == ["女儿叫小橙子"]
+    assert await DeadLetters(rig.redis).all() == []
+    info = await Job("s-restarts", rig.redis, _queue_name=QUEUE).result_info()
+    assert info is not None and info.success and info.job_try == 1  # no try was spent
 
 
 async def test_exhausted_and_permanent_failures_land_in_dead_letters(rig: WriteRig) -> None:
