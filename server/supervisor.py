@@ -12,23 +12,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, Protocol
 
 import structlog
 
 from providers.errors import ProviderError
-from providers.processes import ChildProcess
+from providers.processes import ChildProcess, describe_exit, log_tail
 from server import metrics
 
 log = structlog.get_logger(__name__)
 State = Literal["starting", "up", "down"]
-LOG_TAIL_LINES = 20
 
 
 class SupervisedPart(Protocol):
@@ -65,28 +61,6 @@ class PartStatus:
         if self.next_start_at is not None:
             data["next_start_in_s"] = round(max(0.0, self.next_start_at - now), 1)
         return data
-
-
-def describe_exit(returncode: int | None) -> str:
-    if returncode is None:
-        return "running"
-    if returncode < 0:
-        with contextlib.suppress(ValueError):
-            return f"killed by {signal.Signals(-returncode).name}"
-        return f"killed by signal {-returncode}"
-    return f"exit status {returncode}"
-
-
-def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
-    """The last ``lines`` lines of a child's log (bounded read: the last 64 KiB)."""
-    try:
-        with path.open("rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - 65536))
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return []
-    return list(deque(text.splitlines(), maxlen=lines))
 
 
 async def wait_exit(child: ChildProcess) -> int:

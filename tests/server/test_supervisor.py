@@ -16,9 +16,9 @@ from arq.connections import create_pool
 from structlog.testing import capture_logs
 
 from providers.errors import PermanentProviderError
-from providers.processes import ChildProcess, EmbeddedRedis
+from providers.processes import ChildProcess, EmbeddedRedis, describe_exit
 from server import metrics
-from server.supervisor import Supervisor, describe_exit, wait_exit
+from server.supervisor import Supervisor, wait_exit
 from tests.support.waiting import wait_until
 from tests.workers.test_session_jobs import record
 from workers.enqueue import EnqueueOnSessionEnd
