@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # What only the test suite needs, on top of scripts/install.sh: Debian's chromium and a CJK font
-# for the console's browser tests, and playwright-core from npm (it drives that chromium; it
-# never downloads a browser of its own). Idempotent.
+# for the console's browser tests, playwright-core from npm (it drives that chromium; it never
+# downloads a browser of its own), and qemu-user (the local LLM engine is run on an emulated
+# Haswell CPU). Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 need_apt=()
 [[ -x /usr/bin/chromium ]] || need_apt+=(chromium)
 fc-list 2>/dev/null | grep -qi "wenquanyi\|noto sans cjk" || need_apt+=(fonts-wqy-microhei)
 command -v npm >/dev/null || need_apt+=(npm)
+command -v qemu-x86_64 >/dev/null || need_apt+=(qemu-user)  # runs the engine on an emulated Haswell
 if ((${#need_apt[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq
