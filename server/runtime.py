@@ -38,7 +38,7 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.session import SessionServices
-from server.supervisor import Supervisor
+from server.supervisor import Supervisor, keep_running
 from server.tools import ToolContext, ToolRegistry
 from server.traces import TraceStore
 from server.turn import PromptContributor, TurnServices
@@ -336,15 +336,24 @@ async def _serve(
             mcp_servers += _console_server(settings, memory, redis)
             servers += [(server, asyncio.create_task(server.serve())) for server in mcp_servers]
             if mode == "up":
-                worker = build_worker(
-                    engines.redis_url,
-                    settings=settings,
-                    memory=memory,
-                    local_llm_url=engines.write_llm_url or engines.llm_base_url,
-                    handle_signals=False,
-                    llm_gate=_write_gate(supervisor, engines),
-                )
-                tasks.append(asyncio.create_task(worker.async_run()))
+
+                async def run_worker() -> None:
+                    worker = build_worker(
+                        engines.redis_url,
+                        settings=settings,
+                        memory=memory,
+                        local_llm_url=engines.write_llm_url or engines.llm_base_url,
+                        handle_signals=False,
+                        llm_gate=_write_gate(supervisor, engines),
+                    )
+                    try:
+                        await worker.async_run()
+                    finally:
+                        with contextlib.suppress(Exception):
+                            await worker.close()
+
+                # arq's poll loop ends on a Redis error (e.g. a restarting Redis): start it again
+                tasks.append(asyncio.create_task(keep_running("worker", run_worker)))
             down = {"down": [server.child.name for server in engines.down]} if engines.down else {}
             log.log(
                 logging.WARNING if down else logging.INFO,

@@ -1,4 +1,5 @@
-"""Supervision of the child processes ``hearth up`` owns (Redis, the llama.cpp servers).
+"""Supervision of the child processes ``hearth up`` owns (Redis, the llama.cpp servers), and of
+the in-process parts that must not end (``keep_running``: the arq worker).
 
 A child that exits is logged at error level with its exit status and the last lines of its log,
 marked down, and restarted with exponential backoff (capped, so a binary that crashes at once on
@@ -25,6 +26,8 @@ from server import metrics
 
 log = structlog.get_logger(__name__)
 State = Literal["starting", "up", "down"]
+BACKOFF_INITIAL_S, BACKOFF_MAX_S = 1.0, 30.0  # restart delays: doubling from the first, capped
+STABLE_S = 60.0  # up this long, a part starts again from the first delay
 
 
 class SupervisedPart(Protocol):
@@ -63,6 +66,29 @@ class PartStatus:
         return data
 
 
+async def keep_running(
+    name: str,
+    run_part: Callable[[], Awaitable[None]],
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """An in-process part that must not end (the arq worker): when it ends or raises, it is
+    logged at error level, counted as a restart and started again after 1, 2 … 30 s."""
+    delay = BACKOFF_INITIAL_S
+    while True:
+        started = time.monotonic()
+        try:
+            await run_part()
+            log.error("part.ended", name=name)
+        except Exception as exc:
+            log.error("part.crashed", name=name, error=repr(exc))
+        if time.monotonic() - started >= STABLE_S:
+            delay = BACKOFF_INITIAL_S
+        metrics.CHILD_RESTARTS.labels(name=name).inc()
+        log.warning("part.restart_scheduled", name=name, in_s=delay)
+        await sleep(delay)
+        delay = min(BACKOFF_MAX_S, delay * 2)
+
+
 async def wait_exit(child: ChildProcess) -> int:
     """Returns the child's exit status as soon as it exits (a pidfd becomes readable)."""
     proc = child.proc
@@ -88,9 +114,9 @@ async def wait_exit(child: ChildProcess) -> int:
 class Supervisor:
     def __init__(
         self,
-        backoff_initial_s: float = 1.0,
-        backoff_max_s: float = 30.0,
-        stable_s: float = 60.0,
+        backoff_initial_s: float = BACKOFF_INITIAL_S,
+        backoff_max_s: float = BACKOFF_MAX_S,
+        stable_s: float = STABLE_S,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self.sleep = sleep  # the backoff wait (tests pass their own: no real waiting)
@@ -174,13 +200,7 @@ class Supervisor:
                     return
                 stayed = time.time() - self._status[name].since
                 self._mark_down(name, returncode)
-                log.error(
-                    "child.exited",
-                    name=name,
-                    status=describe_exit(returncode),
-                    log=str(part.child.log_file),
-                    log_tail=log_tail(part.child.log_file),
-                )
+                _log_child("child.exited", part.child, status=describe_exit(returncode))
                 if stayed >= self.stable_s:
                     delay = self.backoff_initial_s
             status = self._status[name]
@@ -194,13 +214,7 @@ class Supervisor:
             try:
                 await part.start()
             except (ProviderError, TimeoutError, OSError) as exc:
-                log.error(
-                    "child.restart_failed",
-                    name=name,
-                    error=str(exc),
-                    log=str(part.child.log_file),
-                    log_tail=log_tail(part.child.log_file),
-                )
+                _log_child("child.restart_failed", part.child, error=str(exc))
                 part.child.stop()
                 self._mark_down(name, part.child.proc.returncode if part.child.proc else None)
                 started = False
@@ -208,6 +222,13 @@ class Supervisor:
             self._mark_up(name)
             log.info("child.restarted", name=name, pid=self._status[name].pid)
             started = True
+
+
+def _log_child(event: str, child: ChildProcess, **fields: str) -> None:
+    """At error level, with the child's log file and its last lines: what a person needs."""
+    log.error(
+        event, name=child.name, log=str(child.log_file), log_tail=log_tail(child.log_file), **fields
+    )
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 from redis.asyncio import Redis
 
 from config.settings import load_settings
-from providers.llm import Message, TextDelta, ToolCall
+from providers.llm import Message, ToolCall
 from providers.processes import LocalLLMServer, free_port
 from server.runtime import build_llm
 from server.turn import assistant_tool_message
@@ -53,8 +54,10 @@ async def test_the_local_server_accepts_the_round_after_a_tool_call(
     local_llm: LocalLLMServer,
 ) -> None:
     """The follow-up request carries the assistant's tool call and the tool's result, exactly as
-    a turn builds them; llama-cpp-python's server once refused it (HTTP 500 on null content)."""
-    llm = build_llm(load_settings(), local_llm.base_url)
+    a turn builds them; llama-cpp-python's server once refused it (HTTP 500 on null content).
+    What the 1.5B model then says is sampled (temperature 0.6) and differs between CPUs' kernels
+    (an empty reply, a tool call written as text): the turn handles each (tests/server), so this
+    test asserts what the server does — it answers the round with a finished completion."""
     call = ToolCall("call_1", "check_safety", '{"topic": "海鲜礼包"}')
     messages: list[Message] = [
         {"role": "system", "content": "你是家庭语音助手，回答要简短。"},
@@ -62,5 +65,13 @@ async def test_the_local_server_accepts_the_round_after_a_tool_call(
         assistant_tool_message("", [call]),
         {"role": "tool", "tool_call_id": "call_1", "content": "我老婆对海鲜过敏"},
     ]
-    text = "".join([i.text async for i in llm.stream(messages, []) if isinstance(i, TextDelta)])
-    assert text.strip(), "the local model said nothing after the tool result"
+    body = {"model": "local", "messages": messages, "max_tokens": 48}
+    async with httpx.AsyncClient(timeout=120) as client:
+        response = await client.post(f"{local_llm.base_url}/chat/completions", json=body)
+    assert response.status_code == 200, response.text
+    [choice] = response.json()["choices"]
+    assert choice["finish_reason"] in {"stop", "length", "tool_calls"}, choice
+    assert response.json()["usage"]["completion_tokens"] >= 1  # it did generate
+    # and the provider streams the same round without raising
+    llm = build_llm(load_settings(), local_llm.base_url)
+    _ = [item async for item in llm.stream(messages, [])]

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from bench.device_client import TurnResult
 from bench.e2e.hearth import HearthUnderTest, running_hearth
@@ -142,6 +144,41 @@ async def test_ctrl_c_stops_everything_without_a_traceback(
     with pytest.raises(ProcessLookupError):
         os.kill(int(redis["pid"]), 0)
     assert _processes_under(tmp_path) == []
+
+
+async def test_redis_killed_under_up_loses_no_transcript(
+    tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    scripted_llm.responder = lambda req: Reply("记住了。")
+    log_file = tmp_path / "hearth.log"
+    async with running_hearth(tmp_path, [], scripted_llm.base_url, log_file, 120) as hearth:
+        device = hearth.device()
+        await device.connect()
+        await device.ask("我女儿叫小橙子", within_s=30)
+        redis = await _child(hearth, "redis")
+        os.killpg(int(str(redis["pid"])), signal.SIGKILL)
+        await device.close()  # the session ends while Redis is down: its transcript is spooled
+        await wait_until(lambda: "session.spooled" in log_file.read_text(), within_s=10)
+        url = (tmp_path / "run" / "redis.url").read_text()
+        client = Redis.from_url(url)
+        try:
+            # restarted by the supervisor; the spool drains into the queue (or its job already ran)
+            job = f"arq:job:{device.session_id}"
+            done = f"arq:result:{device.session_id}"
+            await wait_until(lambda: _exists(client, job, done), within_s=30)
+        finally:
+            await client.aclose()
+        assert list((tmp_path / "spool").glob("*.json")) == []
+        back = await _child(hearth, "redis")
+        assert back["state"] == "up" and back["restarts"] == 1
+        assert back["last_exit"] == "killed by SIGKILL"
+
+
+async def _exists(client: Redis, *keys: str) -> bool:
+    try:
+        return bool(await client.exists(*keys))
+    except RedisError:
+        return False  # not back yet
 
 
 async def _hearth_status(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 from providers.errors import PermanentProviderError
 from providers.processes import ChildProcess, EmbeddedRedis, describe_exit
 from server import metrics
-from server.supervisor import Supervisor, wait_exit
+from server.supervisor import Supervisor, keep_running, wait_exit
 from tests.support.waiting import wait_until
 from tests.workers.test_session_jobs import record
 from workers.enqueue import EnqueueOnSessionEnd
@@ -155,3 +155,26 @@ async def test_redis_killed_comes_back_with_its_data_and_the_spool_drains(
         await arq.aclose()
         await sup.close()
         redis.stop()
+
+
+async def test_an_in_process_part_that_crashes_is_started_again_with_backoff() -> None:
+    sleep = RecordedSleep()
+    runs: list[int] = []
+    forever = asyncio.Event()
+
+    async def worker() -> None:  # as arq's poll loop ends on a Redis error
+        runs.append(1)
+        if len(runs) <= 2:
+            raise ConnectionError("Redis went away")
+        await forever.wait()
+
+    before = _restarts("worker")
+    with capture_logs() as logs:
+        task = asyncio.create_task(keep_running("worker", worker, sleep))
+        await wait_until(lambda: len(runs) == 3)
+        task.cancel()
+    crashed = [e for e in logs if e["event"] == "part.crashed"]
+    assert len(crashed) == 2 and crashed[0]["log_level"] == "error"
+    assert "Redis went away" in crashed[0]["error"]
+    assert sleep.delays == [1.0, 2.0]
+    assert _restarts("worker") == before + 2
