@@ -112,18 +112,18 @@ async def start_engines(settings: HearthSettings, mode: Mode, degraded: bool = F
     """Start the children ``mode`` needs. A local LLM that cannot serve raises EngineUnavailable
     unless ``degraded``: then it is left to the supervisor, which keeps trying with backoff."""
     engines = Engines(redis_url=settings.redis.url or "", llm_base_url=settings.llm.base_url or "")
+    if mode == "serve" and not engines.redis_url:
+        raise SettingsError("redis.url", "required for `hearth serve` (HEARTH_REDIS__URL)")
+    if mode == "serve" and not engines.llm_base_url:
+        raise SettingsError("llm.base_url", "required for `hearth serve`")
     servers: list[LocalLLMServer] = []
     if not engines.llm_base_url:
-        if mode == "serve":
-            raise SettingsError("llm.base_url", "required for `hearth serve`")
         try:  # a missing or damaged model file stops start-up before anything runs
             servers = _local_llm_servers(settings, mode)
         except ProviderError as exc:
             raise EngineUnavailable("llama", exc.message, None) from exc
     try:
         if not engines.redis_url:
-            if mode == "serve":
-                raise SettingsError("redis.url", "required for `hearth serve` (HEARTH_REDIS__URL)")
             redis = EmbeddedRedis(settings.data_dir)
             engines.children.append(redis)
             try:
