@@ -4,13 +4,14 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends espeak-ng \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md constraints.txt ./
 COPY config ./config
 COPY server ./server
 COPY workers ./workers
 COPY providers ./providers
 COPY bench ./bench
-RUN pip install --no-cache-dir .
+# the same pinned versions as `make up` / `make test` (refresh: `make lock`)
+RUN pip install --no-cache-dir -c constraints.txt .
 RUN useradd --system --home /var/lib/hearth hearth && mkdir -p /var/lib/hearth \
  && chown hearth /var/lib/hearth
 USER hearth
