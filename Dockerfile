@@ -6,6 +6,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY pyproject.toml README.md constraints.txt ./
 COPY config ./config
+COPY memory ./memory
 COPY server ./server
 COPY workers ./workers
 COPY providers ./providers

@@ -27,12 +27,12 @@ from rich.table import Table
 
 from bench.corpus import NOISE, Item, unique_items
 from config.settings import HearthSettings
+from memory import entities
+from memory.importer import MemoryLine
+from memory.schema import Memory, PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
-from server.memory import entities
-from server.memory.importer import MemoryLine
 from server.memory.readpath import ReadPath
-from server.memory.schema import Memory, PersonId
-from server.memory.store import EdgeMemoryStore
 
 console = Console()
 POOL = 30000

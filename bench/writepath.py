@@ -27,10 +27,10 @@ from rich.table import Table
 from bench.corpus import unique_items
 from bench.device import pct
 from config.settings import HearthSettings, load_settings
+from memory.schema import PersonId
 from providers.llm import JsonLLM, Message
 from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
 from server.memory.engine import build_memory
-from server.memory.schema import PersonId
 from workers import tagging
 from workers.jobs import REMEMBER_SESSION
 from workers.settings import QUEUE, build_worker, redis_settings

@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from memory.importer import LineError, import_memories, parse_lines
+from memory.schema import PersonId
 from server.memory.engine import MemoryEngine
-from server.memory.importer import LineError, import_memories, parse_lines
-from server.memory.schema import PersonId
 from server.persons import PersonMap, PersonMapError
 from server.traces import TraceStore
 

@@ -57,9 +57,9 @@ def import_(
     person: Annotated[str, typer.Option("--person", "-p", help="the person (store) to load into")],
 ) -> None:
     """Load memories from JSON Lines (no LLM call). Importing twice stores nothing twice."""
+    from memory.importer import LineError, import_memories, parse_lines
+    from memory.schema import PersonId
     from server.memory.engine import build_memory
-    from server.memory.importer import LineError, import_memories, parse_lines
-    from server.memory.schema import PersonId
 
     settings = _settings()
     text = sys.stdin.read() if str(file) == "-" else file.read_text()
@@ -90,8 +90,8 @@ def recall(
     """Run exactly the read path a device turn runs and show what it would inject."""
     import asyncio
 
+    from memory.schema import PersonId
     from server.memory.engine import build_memory
-    from server.memory.schema import PersonId
 
     settings = _settings()
     admin = running_admin(settings)

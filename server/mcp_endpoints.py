@@ -33,14 +33,14 @@ from starlette.applications import Starlette
 
 from config import keys
 from config.settings import HearthSettings
+from memory import entities
+from memory.locks import person_lock
+from memory.schema import Memory, MemoryId, PersonId
+from memory.store import Search, search_async, store_call
 from providers.embedder import embed_async
-from server.memory import entities
 from server.memory.engine import MemoryEngine
-from server.memory.locks import person_lock
 from server.memory.safety import DESCRIPTION as SAFETY_DESCRIPTION
 from server.memory.safety import check_safety_tool
-from server.memory.schema import Memory, MemoryId, PersonId
-from server.memory.store import Search, search_async, store_call
 from server.tools import ToolContext
 
 log = structlog.get_logger(__name__)

@@ -14,8 +14,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+from memory.schema import Decay, MemoryClass
 from providers.llm import StructuredLLM
-from server.memory.schema import Decay, MemoryClass
 from workers.mem0_stages import GarbageReply, parse_reply
 
 CLASSES = [c.value for c in MemoryClass]

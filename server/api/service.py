@@ -13,15 +13,15 @@ from dataclasses import replace
 from typing import Any
 
 from config.settings import ApiSettings
+from memory import entities, schema
+from memory.locks import person_lock
+from memory.schema import Memory, MemoryId, PersonId
+from memory.store import MemoryStore, Search, search_async, store_call
 from providers.embedder import Embedder, embed_async
 from server.api import errors
 from server.api.idempotency import WriteTracker
 from server.api.names import ME
 from server.api.registry import Speakers
-from server.memory import entities, schema
-from server.memory.locks import person_lock
-from server.memory.schema import Memory, MemoryId, PersonId
-from server.memory.store import MemoryStore, Search, search_async, store_call
 
 SOURCE = "api"
 TIE = 5e-7  # timestamps are kept to the microsecond

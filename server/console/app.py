@@ -26,12 +26,12 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from config import keys
+from memory.schema import Memory, MemoryClass, MemoryId, PersonId
+from memory.store import store_call
 from server.auth import TokenAuthority
 from server.console.accounts import Account, Accounts, RateLimited
 from server.console.sessions import COOKIE, Session, SessionSigner, csrf_ok
 from server.memory.engine import MemoryEngine
-from server.memory.schema import Memory, MemoryClass, MemoryId, PersonId
-from server.memory.store import store_call
 from server.persons import PersonMap, PersonMapError
 
 log = structlog.get_logger(__name__)

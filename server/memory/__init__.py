@@ -1,1 +1,2 @@
-"""Household memory: payload schema, store, read path (recall + rendering), check_safety."""
+"""What only the device server does with memory: the read path (recall + rendering), the
+check_safety tool, and the engine that wires them to the core in ``memory/``."""

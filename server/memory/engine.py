@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import structlog
 
 from config.settings import HearthSettings
+from memory.store import EdgeMemoryStore, MemoryStore
 from providers.embedder import Embedder, OpenAIEmbedder, UseEmbedder
 from server.memory.readpath import ReadPath
-from server.memory.store import EdgeMemoryStore, MemoryStore
 
 log = structlog.get_logger(__name__)
 
@@ -59,7 +59,7 @@ def build_embedder(settings: HearthSettings) -> Embedder:
 def build_memory(settings: HearthSettings, embedder: Embedder | None = None) -> MemoryEngine:
     embedder = embedder or build_embedder(settings)
     if settings.memory.store == "qdrant":
-        from server.memory.qdrant_store import QdrantMemoryStore
+        from memory.qdrant_store import QdrantMemoryStore
 
         store: MemoryStore = QdrantMemoryStore.from_settings(settings, embedder.dim)
     else:

@@ -27,11 +27,11 @@ from typing import Literal
 import structlog
 
 from config.settings import MemorySettings
+from memory import entities
+from memory.schema import Memory, MemoryClass, PersonId
+from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
-from server.memory import entities
 from server.memory.render import render_block
-from server.memory.schema import Memory, MemoryClass, PersonId
-from server.memory.store import Hit, MemoryStore, Search, search_async
 from server.tools import ToolContext
 
 log = structlog.get_logger(__name__)

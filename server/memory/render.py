@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from server.memory.schema import Memory
+from memory.schema import Memory
 
 SAFETY_GROUP = "[安全约束]"
 RELATED_GROUP = "[相关记忆]"

@@ -13,10 +13,10 @@ from typing import Any
 
 import structlog
 
+from memory.schema import MemoryClass, PersonId
+from memory.store import MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
 from server.memory.render import SAFETY_TOPICS, describe
-from server.memory.schema import MemoryClass, PersonId
-from server.memory.store import MemoryStore, Search, search_async
 from server.tools import ServerTool, ToolContext
 
 log = structlog.get_logger(__name__)

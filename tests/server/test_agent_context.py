@@ -10,17 +10,17 @@ from pathlib import Path
 from redis.asyncio import Redis
 
 from config.settings import load_settings
+from memory.importer import import_file
+from memory.schema import PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.agent_context import prompt_from
 from server.auth import TokenAuthority
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
 from server.memory.engine import MemoryEngine
-from server.memory.importer import import_file
 from server.memory.readpath import ReadPath
-from server.memory.schema import PersonId
-from server.memory.store import EdgeMemoryStore
-from tests.server.memory.conftest import FIXTURES
+from tests.memory.conftest import FIXTURES
 from tests.support.serving import serving
 
 HOOK = Path(sys.executable).with_name("hearth-agent-context")

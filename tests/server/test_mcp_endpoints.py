@@ -20,16 +20,16 @@ from redis.asyncio import Redis
 
 from config import keys
 from config.settings import load_settings
+from memory.importer import import_file
+from memory.schema import PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from providers.processes import free_port
 from server.mcp_endpoints import McpTokens, build_endpoints
 from server.memory.engine import MemoryEngine
-from server.memory.importer import import_file
 from server.memory.readpath import ReadPath
-from server.memory.schema import PersonId
-from server.memory.store import EdgeMemoryStore
 from tests.conftest import RunningHearth, start_hearth
-from tests.server.memory.conftest import FIXTURES
+from tests.memory.conftest import FIXTURES
 from tests.server.memory.test_device_memory import system_prompt
 from tests.support.scripted_llm import Reply, ScriptedLLM
 from tests.support.serving import serving

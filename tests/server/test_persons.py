@@ -10,13 +10,13 @@ from redis.asyncio import Redis
 from typer.testing import CliRunner
 
 from config.settings import load_settings
+from memory.importer import import_memories, parse_lines
+from memory.schema import PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.cli import app
 from server.memory.engine import MemoryEngine
-from server.memory.importer import import_memories, parse_lines
 from server.memory.readpath import ReadPath
-from server.memory.schema import PersonId
-from server.memory.store import EdgeMemoryStore
 from server.persons import BENCH_PERSON, PersonMap, PersonMapError, default_person
 from tests.conftest import TEST_SECRET, RunningHttp, start_hearth
 from tests.support.scripted_llm import Reply, ScriptedLLM

@@ -15,9 +15,9 @@ from qdrant_client import QdrantClient
 from redis.asyncio import Redis
 
 from config.settings import HearthSettings
+from memory.qdrant_store import QdrantMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.engine import MemoryEngine
-from server.memory.qdrant_store import QdrantMemoryStore
 from server.memory.readpath import ReadPath
 from tests.conftest import make_settings
 from tests.support.scripted_llm import ScriptedLLM

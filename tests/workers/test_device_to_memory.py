@@ -9,7 +9,7 @@ import pytest
 from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
-from server.memory.schema import MemoryClass, PersonId
+from memory.schema import MemoryClass, PersonId
 from server.persons import PersonMap
 from tests.conftest import start_hearth
 from tests.server.memory.test_device_memory import system_prompt

@@ -12,9 +12,9 @@ import re
 
 import pytest
 
+from memory.schema import Decay, MemoryClass
 from providers.llm import JsonLLM
 from providers.processes import LocalLLMServer
-from server.memory.schema import Decay, MemoryClass
 from tests.providers.test_local_llm import local_llm  # noqa: F401 - the shared fixture
 from workers import mem0_stages, tagging
 from workers.mem0_stages import Utterance

@@ -12,9 +12,9 @@ from pathlib import Path
 from arq.connections import create_pool
 from redis.asyncio import Redis
 
+from memory.schema import MemoryClass, PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
-from server.memory.schema import MemoryClass, PersonId
-from server.memory.store import EdgeMemoryStore
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript

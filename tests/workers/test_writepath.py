@@ -10,7 +10,7 @@ import pytest
 from arq.jobs import Job
 
 from config import keys
-from server.memory.schema import Decay, Memory, MemoryClass, PersonId
+from memory.schema import Decay, Memory, MemoryClass, PersonId
 from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript

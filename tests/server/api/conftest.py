@@ -12,11 +12,11 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.api.app import ApiContext, build_api
 from server.api.registry import ApiKeys, Speakers
 from server.api.service import MemoryService
-from server.memory.store import EdgeMemoryStore
 from tests.conftest import make_settings
 from tests.support.serving import serving
 

@@ -17,17 +17,17 @@ import pytest
 from redis.asyncio import Redis
 
 from config.settings import load_settings
+from memory.importer import import_file
+from memory.schema import PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.auth import TokenAuthority
 from server.console.accounts import MAX_FAILURES, Accounts, hash_password, password_matches
 from server.console.app import ConsoleContext, build_console
 from server.console.sessions import COOKIE, SessionSigner
 from server.memory.engine import MemoryEngine
-from server.memory.importer import import_file
 from server.memory.readpath import ReadPath
-from server.memory.schema import PersonId
-from server.memory.store import EdgeMemoryStore
-from tests.server.memory.conftest import FIXTURES
+from tests.memory.conftest import FIXTURES
 from tests.support.serving import serving
 
 BROWSER = Path(__file__).resolve().parents[2] / "browser"

@@ -1,40 +1,16 @@
-"""Memory fixtures: the real USE embedder and a real Qdrant Edge shard in a temp folder."""
+"""Read-path fixtures: the core's household store (tests/memory) with the read path on top."""
 
 from __future__ import annotations
-
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from config.settings import load_settings
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
-from server.memory.importer import import_file
 from server.memory.readpath import ReadPath
-from server.memory.schema import PersonId
-from server.memory.store import EdgeMemoryStore
-
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
-ZHANG = PersonId("zhang")
-LI = PersonId("li")
-
-
-@pytest.fixture(params=["appendable", "indexed"])
-def store(
-    request: pytest.FixtureRequest, tmp_path: Path, embedder: UseEmbedder
-) -> Iterator[EdgeMemoryStore]:
-    """The households in a fresh store (appendable float16 segment), and the same after
-    ``index()`` (quantised copy, rescored): every read-path test runs against both."""
-    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
-    import_file(FIXTURES / "household_zhang.jsonl", ZHANG, embedder, store)
-    import_file(FIXTURES / "household_li.jsonl", LI, embedder, store)
-    if request.param == "indexed":
-        folded = store.index(1)
-        assert folded is not None and store._shard.info().indexed_vectors_count == folded[0]
-    yield store
-    store.close()
+from tests.memory.conftest import store  # noqa: F401 - the shared fixture
 
 
 @pytest.fixture
-def read_path(store: EdgeMemoryStore, embedder: UseEmbedder) -> ReadPath:
+def read_path(store: EdgeMemoryStore, embedder: UseEmbedder) -> ReadPath:  # noqa: F811
     return ReadPath(embedder, store, load_settings().memory)

@@ -9,15 +9,15 @@ import pytest
 from redis.asyncio import Redis
 
 from config.settings import load_settings
+from memory.importer import import_file
+from memory.schema import PersonId
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.engine import MemoryEngine
-from server.memory.importer import import_file
 from server.memory.readpath import ReadPath
-from server.memory.schema import PersonId
-from server.memory.store import EdgeMemoryStore
 from server.session import own_person
 from tests.conftest import RunningHearth, start_hearth
-from tests.server.memory.conftest import FIXTURES
+from tests.memory.conftest import FIXTURES
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 MAC = "aa:bb:cc:00:00:01"

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from config.settings import load_settings
+from memory.schema import Decay, Memory, MemoryClass
+from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.readpath import EXPIRY_SLACK, ReadPath
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
-from server.memory.schema import Decay, Memory, MemoryClass
-from server.memory.store import EdgeMemoryStore
-from tests.server.memory.conftest import LI, ZHANG
+from tests.memory.conftest import LI, ZHANG
 
 
 def texts(recall_part: list) -> list[str]:  # type: ignore[type-arg]

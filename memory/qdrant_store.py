@@ -17,9 +17,9 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 
 from config.settings import HearthSettings, SettingsError
-from server.memory import schema
-from server.memory.schema import Memory, MemoryId, PersonId
-from server.memory.store import Hit, Page, Search, memories_of, owned_by, page_of
+from memory import schema
+from memory.schema import Memory, MemoryId, PersonId
+from memory.store import Hit, Page, Search, memories_of, owned_by, page_of
 
 
 class QdrantMemoryStore:

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.memory.entities import (
+from memory.entities import (
     entities_for,
     mentions,
     names_in,

@@ -22,8 +22,8 @@ from typing import Any, Protocol, TypeVar
 import qdrant_edge as qe
 
 from config.settings import SettingsError
-from server.memory import schema
-from server.memory.schema import Memory, MemoryId, PersonId
+from memory import schema
+from memory.schema import Memory, MemoryId, PersonId
 
 T = TypeVar("T")
 

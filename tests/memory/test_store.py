@@ -9,12 +9,12 @@ import pytest
 import qdrant_edge as qe
 
 from config.settings import SettingsError, load_settings
+from memory import schema
+from memory.schema import Memory
+from memory.store import EdgeMemoryStore, Search
 from providers.embedder import UseEmbedder
-from server.memory import schema
 from server.memory.readpath import ReadPath
-from server.memory.schema import Memory
-from server.memory.store import EdgeMemoryStore, Search
-from tests.server.memory.conftest import LI, ZHANG
+from tests.memory.conftest import LI, ZHANG
 
 
 def _memories() -> list[Memory]:

@@ -16,10 +16,10 @@ from typing import Any
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from memory import entities
+from memory.schema import Decay, Memory, MemoryClass, PersonId
+from memory.store import MemoryStore
 from providers.embedder import Embedder
-from server.memory import entities
-from server.memory.schema import Decay, Memory, MemoryClass, PersonId
-from server.memory.store import MemoryStore
 
 BATCH = 256
 

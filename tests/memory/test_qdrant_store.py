@@ -10,13 +10,13 @@ import pytest
 from qdrant_client import QdrantClient
 
 from config.settings import SettingsError, load_settings
+from memory import schema
+from memory.importer import import_file
+from memory.qdrant_store import QdrantMemoryStore
+from memory.schema import MemoryClass
 from providers.embedder import UseEmbedder
-from server.memory import schema
-from server.memory.importer import import_file
-from server.memory.qdrant_store import QdrantMemoryStore
 from server.memory.readpath import ReadPath
-from server.memory.schema import MemoryClass
-from tests.server.memory.conftest import FIXTURES, LI, ZHANG
+from tests.memory.conftest import FIXTURES, LI, ZHANG
 
 # Local mode ignores payload indexes (a Qdrant server uses them); the warning says so.
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
