@@ -24,9 +24,9 @@ from rich.table import Table
 
 from bench.corpus import unique_items
 from bench.device import pct
+from memory.registry import ApiKeys
 from providers.processes import EmbeddedRedis, free_port
 from server.api.names import DEFAULT_STORE
-from server.api.registry import ApiKeys
 
 Call = Callable[[httpx.AsyncClient, int], Awaitable[httpx.Response]]
 

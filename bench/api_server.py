@@ -11,8 +11,8 @@ import uvicorn
 from redis.asyncio import Redis
 
 from config.settings import load_settings
+from memory.registry import Speakers
 from server.api.app import ApiContext, build_api
-from server.api.registry import Speakers
 from server.api.service import MemoryService
 from server.logs import configure_logging
 from server.memory.engine import build_memory

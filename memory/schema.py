@@ -57,7 +57,7 @@ FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
 
 
 def person_entity(person: PersonId, entity: str) -> str:
-    """One PERSON_ENTITIES value (person ids never hold ':': ``server.persons.PERSON_PATTERN``)."""
+    """One PERSON_ENTITIES value (person ids never hold ':': ``memory.identity.PERSON_PATTERN``)."""
     return f"{person}:{entity}"
 
 

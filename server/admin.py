@@ -15,10 +15,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from memory.identity import IdentityError
 from memory.importer import LineError, import_memories, parse_lines
 from memory.schema import PersonId
 from server.memory.engine import MemoryEngine
-from server.persons import PersonMap, PersonMapError
+from server.persons import PersonMap
 from server.traces import TraceStore
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -95,7 +96,7 @@ def person_routes(persons: PersonMap, token: str) -> list[Route]:
             return JSONResponse({"device_id": device, "removed": await persons.unmap(device)})
         try:
             person = await persons.map(device, str(body.get("person", "")))
-        except PersonMapError as exc:
+        except IdentityError as exc:
             return JSONResponse({"error": str(exc)}, 400)
         return JSONResponse({"device_id": device, "person": person})
 

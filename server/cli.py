@@ -15,9 +15,10 @@ from rich.console import Console
 from rich.table import Table
 
 from config.settings import HearthSettings, SettingsError, load_settings
+from memory.identity import IdentityError
 from server.cli_memory import memory_app
 from server.logs import configure_logging
-from server.persons import PersonMap, PersonMapError
+from server.persons import PersonMap
 
 if TYPE_CHECKING:
     from server.runtime import EngineUnavailable
@@ -270,7 +271,7 @@ def persons_map(
         mapped = _with_person_map(lambda pm: pm.map(device_id, person))
         if speaker is not None:
             _name_speaker(mapped, speaker)
-    except PersonMapError as exc:
+    except IdentityError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     console.print(f"{device_id} → {mapped}")
@@ -281,19 +282,14 @@ def persons_speaker(person: str, speaker: str) -> None:
     """Name the speaker PERSON's own words are stored under (default: the person id)."""
     try:
         name = _name_speaker(person, speaker)
-    except PersonMapError as exc:
+    except IdentityError as exc:
         console.print(f"[red]{exc}[/red]")
         raise typer.Exit(2) from exc
     console.print(f"{person} speaks as {name}")
 
 
 def _name_speaker(person: str, speaker: str) -> str:
-    from server.api.names import ApiError
-
-    try:
-        return _with_person_map(lambda pm: pm.name_speaker(person, speaker))
-    except ApiError as exc:
-        raise PersonMapError(exc.message) from exc
+    return _with_person_map(lambda pm: pm.name_speaker(person, speaker))
 
 
 @persons_app.command("unmap")
@@ -367,12 +363,12 @@ def api_key_create(
     name: Annotated[str, typer.Option(help="a label for operators")] = "",
 ) -> None:
     """Create a memory API key bound to stores. The secret is printed once, never stored."""
-    from server.api.names import ApiError, store_id
-    from server.api.registry import ALL_STORES, ApiKeys
+    from memory.identity import person_id
+    from memory.registry import ALL_STORES, ApiKeys
 
     try:
-        stores = [s if s == ALL_STORES else store_id(s) for s in store]
-    except ApiError as exc:
+        stores = [s if s == ALL_STORES else person_id(s, "store") for s in store]
+    except IdentityError as exc:
         console.print(f"[red]{exc.message}[/red]")
         raise typer.Exit(2) from exc
     secret, key = _with_redis(lambda redis: ApiKeys(redis).create(name or ",".join(stores), stores))
@@ -382,7 +378,7 @@ def api_key_create(
 
 @api_key_app.command("list")
 def api_key_list() -> None:
-    from server.api.registry import ApiKeys
+    from memory.registry import ApiKeys
 
     table = Table("id", "name", "stores", "created")
     for key in _with_redis(lambda redis: ApiKeys(redis).all()):
@@ -393,7 +389,7 @@ def api_key_list() -> None:
 @api_key_app.command("revoke")
 def api_key_revoke(key_id: str) -> None:
     """Revoke a key by the id `hearth api-key list` shows; it stops working at once."""
-    from server.api.registry import ApiKeys
+    from memory.registry import ApiKeys
 
     revoked = _with_redis(lambda redis: ApiKeys(redis).revoke(key_id))
     console.print(f"{key_id}: {'revoked' if revoked else 'no such key'}")

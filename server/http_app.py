@@ -115,8 +115,8 @@ def _memory_api(services: HttpServices) -> list[Mount]:
     """The memory HTTP API (``/api/v1/…``), mounted last so it never shadows OTA or admin."""
     if services.memory is None or not services.settings.api.enabled:
         return []
+    from memory.registry import Speakers
     from server.api.app import ApiContext, build_api
-    from server.api.registry import Speakers
     from server.api.service import MemoryService
 
     redis = services.devices.redis

@@ -12,32 +12,23 @@ person and nothing else; real persons never see it, and it never sees them.
 
 from __future__ import annotations
 
-import re
-
 from redis.asyncio import Redis
 
 from config import keys
+from memory.identity import IdentityError, person_id, registrable
+from memory.registry import Stores
 from server.auth import MAC_PATTERN, normalise_mac
 
 BENCH_PERSON = "bench"
-PERSON_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
-class PersonMapError(ValueError):
-    pass
+class PersonMapError(IdentityError):
+    """A device id that is not a MAC address (person ids and speaker names raise the
+    IdentityError of their rule)."""
 
 
 def default_person(device_id: str) -> str:
     return f"device-{normalise_mac(device_id).replace(':', '')}"
-
-
-def check_person(person: str) -> str:
-    if not PERSON_PATTERN.match(person):
-        raise PersonMapError(
-            "person ids are 1-64 ASCII letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit"
-        )
-    return person.lower()  # ids that differ only by case name one person
 
 
 class PersonMap:
@@ -53,11 +44,9 @@ class PersonMap:
         device = normalise_mac(device_id)
         if not MAC_PATTERN.match(device):
             raise PersonMapError("device ids are MAC addresses like aa:bb:cc:dd:ee:ff")
-        person = check_person(person)
+        person = person_id(person)
         await self.redis.hset(keys.PERSON_MAP, device, person)
-        from server.api.registry import Stores  # a mapped person is a memory API store
-
-        await Stores(self.redis).create(person, person)
+        await Stores(self.redis).create(person, person)  # a mapped person is a memory API store
         return person
 
     async def speaker_of(self, person: str) -> str:
@@ -66,10 +55,8 @@ class PersonMap:
         return name.decode() if name else person
 
     async def name_speaker(self, person: str, speaker: str) -> str:
-        from server.api.names import registrable
-
-        name = registrable(speaker)  # the API's rules: trimmed, NFC, ≤ 80, never 'me'
-        await self.redis.hset(keys.PERSON_SPEAKERS, check_person(person), name)
+        name = registrable(speaker)  # trimmed, NFC, ≤ 80, never 'me'
+        await self.redis.hset(keys.PERSON_SPEAKERS, person_id(person), name)
         return name
 
     async def speakers(self) -> dict[str, str]:

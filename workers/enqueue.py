@@ -16,7 +16,7 @@ import structlog
 from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
-from server.api.names import ME
+from memory.identity import ME
 from server.persons import PersonMap
 from server.session import SessionRecord
 from workers.jobs import REMEMBER_SESSION

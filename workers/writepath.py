@@ -29,13 +29,13 @@ from redis.asyncio import Redis
 from config import keys
 from config.settings import WriteSettings
 from memory import entities, schema
+from memory.identity import ME
 from memory.locks import holding_person
+from memory.registry import Speakers
 from memory.schema import Memory, MemoryClass, MemoryId, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async, store_call
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
-from server.api.names import ME
-from server.api.registry import Speakers
 from workers import mem0_stages, tagging
 from workers.mem0_stages import MergeOp, Utterance
 

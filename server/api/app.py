@@ -20,13 +20,13 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from redis.exceptions import RedisError
 
 from config.settings import ApiSettings
+from memory.identity import PERSON_PATTERN
+from memory.registry import ApiKey, ApiKeys, Speakers, Stores
 from server.api import errors
 from server.api.errors import ApiError, ErrorType
 from server.api.idempotency import REPLAYED_HEADER, Idempotency, Outcome, WriteTracker, fingerprint
 from server.api.names import DEFAULT_STORE, registrable, speaker_name, store_id
-from server.api.registry import ApiKey, ApiKeys, Speakers, Stores
 from server.api.service import MemoryService
-from server.persons import PERSON_PATTERN
 
 log = structlog.get_logger(__name__)
 PREFIX = "/api/v1/memory"

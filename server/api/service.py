@@ -14,14 +14,14 @@ from typing import Any
 
 from config.settings import ApiSettings
 from memory import entities, schema
+from memory.identity import ME
 from memory.locks import person_lock
+from memory.registry import Speakers
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import MemoryStore, Search, search_async, store_call
 from providers.embedder import Embedder, embed_async
 from server.api import errors
 from server.api.idempotency import WriteTracker
-from server.api.names import ME
-from server.api.registry import Speakers
 
 SOURCE = "api"
 TIE = 5e-7  # timestamps are kept to the microsecond

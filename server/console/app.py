@@ -26,13 +26,14 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from config import keys
+from memory.identity import IdentityError
 from memory.schema import Memory, MemoryClass, MemoryId, PersonId
 from memory.store import store_call
 from server.auth import TokenAuthority
 from server.console.accounts import Account, Accounts, RateLimited
 from server.console.sessions import COOKIE, Session, SessionSigner, csrf_ok
 from server.memory.engine import MemoryEngine
-from server.persons import PersonMap, PersonMapError
+from server.persons import PersonMap
 
 log = structlog.get_logger(__name__)
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).with_name("templates")))
@@ -216,7 +217,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
 
     @viewer
     async def speakers(request: Request, account: Account, session: Session) -> Response:
-        from server.api.registry import Speakers
+        from memory.registry import Speakers
 
         person = PersonId(account.person)
         rows = []
@@ -269,7 +270,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
                 await persons.unmap(device)
             else:
                 await persons.map(device, str(form.get("person", "")))
-        except PersonMapError as exc:
+        except IdentityError as exc:
             return page(request, "message.html", 400, title="无法映射", kind="error",
                         message=str(exc), account=account, csrf=session.csrf,
                         back="/admin")  # fmt: skip

@@ -10,6 +10,7 @@ from redis.asyncio import Redis
 from typer.testing import CliRunner
 
 from config.settings import load_settings
+from memory.identity import IdentityError
 from memory.importer import import_memories, parse_lines
 from memory.schema import PersonId
 from memory.store import EdgeMemoryStore
@@ -33,7 +34,7 @@ async def test_bad_ids_are_refused(redis: Redis) -> None:
     persons = PersonMap(redis)
     with pytest.raises(PersonMapError):
         await persons.map("phone", "alice")
-    with pytest.raises(PersonMapError):
+    with pytest.raises(IdentityError, match="person must be 1-64 ASCII"):
         await persons.map(MAC, "-bad")
     assert await persons.map(MAC, "Alice") == "alice"  # ids differing by case are one person
 

@@ -12,10 +12,10 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from memory.registry import ApiKeys, Speakers
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.api.app import ApiContext, build_api
-from server.api.registry import ApiKeys, Speakers
 from server.api.service import MemoryService
 from tests.conftest import make_settings
 from tests.support.serving import serving

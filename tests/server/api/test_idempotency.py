@@ -12,10 +12,10 @@ import pytest
 from redis.asyncio import Redis
 
 from config import keys
+from memory.registry import ApiKeys
 from providers.embedder import UseEmbedder
 from server.api.errors import ApiError, invalid
 from server.api.idempotency import Idempotency, Outcome, WriteTracker, fingerprint
-from server.api.registry import ApiKeys
 from tests.server.api.conftest import Api, serve_api
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import httpx
 from redis.asyncio import Redis
 
+from memory.registry import ApiKeys
 from memory.schema import Memory, PersonId
 from providers.embedder import UseEmbedder
-from server.api.registry import ApiKeys
 from tests.server.api.conftest import Api, serve_api
 
 

@@ -12,7 +12,7 @@ import orjson
 from redis.asyncio import Redis
 
 from config import keys
-from server.api.names import DEFAULT_STORE
+from memory.identity import DEFAULT_STORE
 
 ALL_STORES = "*"
 KEY_PREFIX = "hk_"
