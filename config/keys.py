@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 PREFIX = "hearth:"
+QUEUE = "hearth:queue"  # the arq queue of write-path and tagging jobs
 APPROVED_DEVICES = PREFIX + "devices:approved"  # hash device_id -> json {client_id, at}
 PERSON_MAP = PREFIX + "person_map"  # hash device_id -> person (read at every connection)
 ACTIVATION_TTL_S = 24 * 3600

@@ -118,10 +118,13 @@ def _memory_api(services: HttpServices) -> list[Mount]:
     from memory.registry import Speakers
     from server.api.app import ApiContext, build_api
     from server.api.service import MemoryService
+    from workers.tag_requests import ArqTagRequests
 
     redis = services.devices.redis
     api = services.settings.api
-    service = MemoryService(services.memory.embedder, services.memory.store, Speakers(redis), api)
+    tags = ArqTagRequests(redis)  # every stored memory is tagged by the worker's next job
+    memory = services.memory
+    service = MemoryService(memory.embedder, memory.store, Speakers(redis), api, tags)
     return [Mount("/", app=build_api(ApiContext(redis, service, api)))]
 
 

@@ -12,7 +12,6 @@ on the agent endpoint → 403 (scope); a browser ``Origin`` not configured → 4
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import secrets
 import time
@@ -33,15 +32,13 @@ from starlette.applications import Starlette
 
 from config import keys
 from config.settings import HearthSettings
-from memory import entities
-from memory.locks import person_lock
-from memory.schema import Memory, MemoryId, PersonId
-from memory.store import Search, search_async, store_call
-from providers.embedder import embed_async
+from memory.schema import PersonId
+from memory.writes import Duplicate, MemoryWriter, NoTagging
 from server.memory.engine import MemoryEngine
 from server.memory.safety import DESCRIPTION as SAFETY_DESCRIPTION
 from server.memory.safety import check_safety_tool
 from server.tools import ToolContext
+from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)
 Endpoint = Literal["agent", "device"]
@@ -144,7 +141,9 @@ class AgentMemory:
     ) -> None:
         self.memory = memory
         self.redis = redis
-        self.duplicate_threshold = duplicate_threshold
+        # stdio without Redis: no worker to ask, tags keep their safe defaults
+        tags = NoTagging() if redis is None else ArqTagRequests(redis)
+        self.writer = MemoryWriter(memory.embedder, memory.store, redis, tags, duplicate_threshold)
         self._safety = check_safety_tool(memory.embedder, memory.store)
 
     async def search(self, who: McpIdentity, query: str, limit: int) -> dict[str, Any]:
@@ -154,37 +153,23 @@ class AgentMemory:
         return {"memories": [r.as_json() for r in found], "prompt_block": recall.block}
 
     async def add(self, who: McpIdentity, text: str, speaker: str | None) -> dict[str, Any]:
-        """An explicit "remember this": the write path's rules without its extraction — the
-        caller's source, a duplicate check on meaning, the speaker kept; tags (cls, decay,
-        subject) are pending and filled by the person's next write-path job."""
+        """An explicit "remember this": the one write (memory.writes) — the caller's source, a
+        duplicate check on meaning, the speaker kept; tags (cls, decay, subject) are filled by
+        the tagging job it queues."""
         text = " ".join(text.split())[:2000]
         if not text:
             raise ValueError("text is empty")
-        person = PersonId(who.person)
-        [vector] = await embed_async(self.memory.embedder, [text])
-        # The duplicate check and the write it guards are one step per person, across every
-        # process — the same Redis lock the memory API and the write path take.
-        async with contextlib.AsyncExitStack() as stack:
-            if self.redis is not None:
-                await stack.enter_async_context(
-                    person_lock(self.redis, who.person, hold_s=30, wait_s=30)
-                )
-            search = Search(vector, 1, threshold=self.duplicate_threshold)
-            [hits] = await search_async(self.memory.store, person, [search], time.time())
-            if hits:
-                hit = hits[0]
-                return {"status": "duplicate", "duplicate_of": hit.memory.key,
-                        "text": hit.memory.text, "similarity": round(hit.score, 3)}  # fmt: skip
-            memory = Memory(
-                text=text, person=person, entities=entities.entities_for(text, None),
-                speaker=speaker, source=who.source, created_at=time.time(),
-                id=MemoryId(str(uuid.uuid4())), tags_pending=True,
-            )  # fmt: skip
-            await store_call(self.memory.store, self.memory.store.upsert, [memory], [vector])
-        if self.redis is not None:  # stdio without Redis: tags stay at their safe defaults
-            await self.redis.sadd(keys.retag(who.person), memory.key)  # type: ignore[misc]
+        written = await self.writer.remember(
+            PersonId(who.person), text, source=who.source, speaker=speaker
+        )
+        if isinstance(written, Duplicate):
+            existing = written.existing
+            return {"status": "duplicate", "duplicate_of": existing.key,
+                    "text": existing.text, "similarity": round(written.score, 3)}  # fmt: skip
         log.info("mcp.add", person=who.person, client=who.name, source=who.source, text=text)
-        return {"status": "stored", "id": memory.key, "tags": "pending (next write job)"}
+        memory = written.memory
+        tags = "pending (tagging job queued)" if self.redis is not None else "defaults (no worker)"
+        return {"status": "stored", "id": memory.key, "tags": tags}
 
     async def check_safety(self, who: McpIdentity, topic: str) -> str:
         context = ToolContext(who.person, f"mcp:{who.name}", f"mcp-{uuid.uuid4()}")

@@ -16,9 +16,11 @@ import orjson
 import structlog
 from arq import Retry
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 
 from config import keys
-from providers.errors import PermanentProviderError, TransientProviderError
+from memory.schema import PersonId
+from providers.errors import PermanentProviderError, ProviderError, TransientProviderError
 from workers.failures import DeadLetters
 from workers.gate import AlwaysUp, LLMGate
 from workers.writepath import Outcome, RecordError, WritePath
@@ -69,6 +71,24 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
             raise Retry(defer=delay) from exc
         await _give_up(redis, job_id, record, exc, "exhausted", tries)
         raise
+
+
+async def tag_pending(ctx: dict[str, Any], person: str) -> dict[str, Any]:
+    """Tag what any entry point stored for ``person`` with default tags (memory.writes). A
+    failure leaves them pending in the retag set, where the next job (this or a session's)
+    finds them: nothing is lost, so no retries and no dead letter."""
+    write_path: WritePath | None = ctx.get("write_path")
+    if write_path is None:
+        return {"person": person, "tagged": 0, "skipped": "write path disabled"}
+    gate: LLMGate = ctx.get("llm_gate") or AlwaysUp()
+    try:
+        async with asyncio.timeout(float(ctx.get("budget_s", 1770))):
+            await gate.wait_up()
+            outcome = await write_path.tag_pending(PersonId(person))
+    except (ProviderError, RedisError, TimeoutError) as exc:
+        log.warning("job.tagging_deferred", person=person, error=repr(exc))
+        return {"person": person, "tagged": 0, "deferred": repr(exc)}
+    return {"person": person, "tagged": outcome.tagged, "tags_pending": outcome.tags_pending}
 
 
 async def _remember_when_llm_up(

@@ -7,15 +7,17 @@ from typing import Any
 from arq.connections import RedisSettings
 from arq.worker import Worker, func
 
+from config import keys
 from config.settings import HearthSettings
 from providers.llm import JsonLLM, StructuredLLM
 from server.memory.engine import MemoryEngine, build_memory
 from workers import mem0_stages
 from workers.gate import AlwaysUp, LLMGate
-from workers.jobs import REMEMBER_SESSION, remember_session
+from workers.jobs import REMEMBER_SESSION, remember_session, tag_pending
+from workers.tag_requests import TAG_PENDING
 from workers.writepath import WritePath
 
-QUEUE = "hearth:queue"
+QUEUE = keys.QUEUE
 JOB_TIMEOUT_S = 1800  # extract + merge + tag on a slow local model; a killed worker's job is
 # picked up again once arq's in-progress lease (this + 10 s) runs out
 
@@ -88,7 +90,8 @@ def build_worker(
         functions=[
             func(
                 remember_session, name=REMEMBER_SESSION, max_tries=max_tries, timeout=JOB_TIMEOUT_S
-            )
+            ),
+            func(tag_pending, name=TAG_PENDING, max_tries=1, timeout=JOB_TIMEOUT_S),
         ],
         redis_settings=RedisSettings.from_dsn(redis_url),
         queue_name=QUEUE,

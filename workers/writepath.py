@@ -392,6 +392,18 @@ class WritePath:
 
     # ---- tagging and the payload patch ------------------------------------------------------
 
+    async def tag_pending(self, person: PersonId) -> Outcome:
+        """Tag the person's retag set now (memories any entry point wrote with default tags),
+        under the person lock; nothing pending, no LLM call."""
+        outcome = Outcome(f"tag:{person}")
+        wait = 2 * self.settings.timeout_s
+        async with holding_person(self.redis, person, wait_s=wait):
+            day = dt.datetime.fromtimestamp(self.clock()).date()
+            await self._tag_ids(person, [], day, None, outcome)
+        if outcome.tagged or outcome.tags_pending:
+            log.info("write.tagged", person=person, **_summary(outcome))
+        return outcome
+
     async def _tag(
         self,
         session: SessionTranscript,
@@ -399,19 +411,30 @@ class WritePath:
         checkpoint: Checkpoint,
         outcome: Outcome,
     ) -> None:
-        retag_key = keys.retag(session.person)
+        await self._tag_ids(session.person, touched, session.day, checkpoint, outcome)
+
+    async def _tag_ids(
+        self,
+        person: PersonId,
+        touched: list[MemoryId],
+        day: dt.date,
+        checkpoint: Checkpoint | None,
+        outcome: Outcome,
+    ) -> None:
+        retag_key = keys.retag(person)
         pending = [MemoryId(m.decode()) for m in await self.redis.smembers(retag_key)]
         ids = list(dict.fromkeys([*touched, *pending]))
-        memories = await store_call(self.store, self.store.get, session.person, ids) if ids else []
+        memories = await store_call(self.store, self.store.get, person, ids) if ids else []
         if not memories:
             return
         texts = list(dict.fromkeys(m.text for m in memories))
-        saved = await checkpoint.get("tags")
+        saved = await checkpoint.get("tags") if checkpoint is not None else None
         if saved is None or set(saved) != set(texts):
-            tags = await tagging.tag(self.llm, texts, session.day)
+            tags = await tagging.tag(self.llm, texts, day)
             outcome.llm_calls += 1
             saved = {t: (None if v is None else dataclasses.asdict(v)) for t, v in tags.items()}
-            await checkpoint.put("tags", saved)
+            if checkpoint is not None:
+                await checkpoint.put("tags", saved)
         known = {name for text in texts for name in entities.names_in(text)}
         for memory in memories:
             raw = saved.get(memory.text)
@@ -419,13 +442,13 @@ class WritePath:
                 await store_call(
                     self.store,
                     self.store.set_payload,
-                    session.person,
+                    person,
                     [memory.key],
                     {schema.TAGS_PENDING: True},
                 )
                 await self.redis.sadd(retag_key, memory.key)
                 outcome.tags_pending += 1
-                log.warning("write.tags_pending", person=session.person, text=memory.text)
+                log.warning("write.tags_pending", person=person, text=memory.text)
                 continue
             patch = {
                 schema.CLS: raw["cls"],
@@ -435,15 +458,11 @@ class WritePath:
                 schema.ENTITIES: list(entities.entities_for(memory.text, raw["subject"], known)),
                 schema.TAGS_PENDING: False,
             }
-            await store_call(
-                self.store, self.store.set_payload, session.person, [memory.key], patch
-            )
+            await store_call(self.store, self.store.set_payload, person, [memory.key], patch)
             await self.redis.srem(retag_key, memory.key)
             outcome.tagged += 1
             if raw["cls"] == MemoryClass.SAFETY.value:
-                log.info(
-                    "write.safety", person=session.person, text=memory.text, subject=raw["subject"]
-                )
+                log.info("write.safety", person=person, text=memory.text, subject=raw["subject"])
 
 
 def _fallback_id(op: PlannedOp) -> str:

@@ -3,22 +3,19 @@ read path uses (one vector space, one payload schema). A store id is the memory 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
-import time
-import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 from config.settings import ApiSettings
 from memory import entities, schema
 from memory.identity import ME
-from memory.locks import person_lock
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import MemoryStore, Search, search_async, store_call
+from memory.writes import Duplicate, MemoryWriter, NoTagging, TagRequests
 from providers.embedder import Embedder, embed_async
 from server.api import errors
 from server.api.idempotency import WriteTracker
@@ -66,23 +63,33 @@ def memory_json(memory: Memory, score: float | None = None) -> dict[str, Any]:
 
 class MemoryService:
     def __init__(
-        self, embedder: Embedder, store: MemoryStore, speakers: Speakers, settings: ApiSettings
+        self,
+        embedder: Embedder,
+        store: MemoryStore,
+        speakers: Speakers,
+        settings: ApiSettings,
+        tags: TagRequests | None = None,
     ) -> None:
         self.embedder = embedder
         self.store = store
         self.speakers = speakers
         self.settings = settings
-        self.clock: Callable[[], float] = time.time
-        self._local: dict[str, asyncio.Lock] = {}
+        self.writer = MemoryWriter(
+            embedder, store, speakers.redis, tags or NoTagging(), settings.duplicate_threshold
+        )
 
-    @contextlib.asynccontextmanager
-    async def _lock(self, store: str) -> AsyncIterator[None]:
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.writer.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self.writer.clock = clock
+
+    def _lock(self, store: str) -> contextlib.AbstractAsyncContextManager[None]:
         """The duplicate check and the write it guards run as one step per store, across every
-        server process and the write path's workers. Writers in this process queue fairly on
-        an asyncio lock first, so only one of them at a time polls the Redis lock."""
-        local = self._local.setdefault(store, asyncio.Lock())
-        async with local, person_lock(self.speakers.redis, store, hold_s=30, wait_s=30):
-            yield
+        server process and the write path's workers (memory.writes: the one lock entry point)."""
+        return self.writer.locked(PersonId(store))
 
     async def _check_speaker(self, store: str, speaker: str | None, *, for_read: bool) -> None:
         if speaker is None or speaker == ME or await self.speakers.registered(store, speaker):
@@ -109,26 +116,12 @@ class MemoryService:
     ) -> dict[str, Any]:
         text = self._content(content)
         await self._check_speaker(store, speaker, for_read=False)
-        person = PersonId(store)
-        [vector] = await embed_async(self.embedder, [text])  # outside the lock: 3 ms of CPU
-        async with self._lock(store):
-            now = self.clock()
-            search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
-            [hits] = await search_async(self.store, person, [search], now)
-            if hits:
-                return self._duplicate(hits[0].memory, hits[0].score, speaker)
-            memory = Memory(
-                text=text,
-                person=person,
-                entities=entities.entities_for(text, None),
-                speaker=speaker,
-                source=SOURCE,
-                created_at=round(now, 6),
-                id=MemoryId(str(uuid.uuid4())),
-            )
-            tracker.begin()
-            await store_call(self.store, self.store.upsert, [memory], [vector])
-        return {"id": memory.key, "status": "stored (1 chunks)"}
+        written = await self.writer.remember(
+            PersonId(store), text, source=SOURCE, speaker=speaker, before_write=tracker.begin
+        )
+        if isinstance(written, Duplicate):
+            return self._duplicate(written.existing, written.score, speaker)
+        return {"id": written.memory.key, "status": "stored (1 chunks)"}
 
     @staticmethod
     def _duplicate(existing: Memory, score: float, speaker: str | None) -> dict[str, Any]:
@@ -154,9 +147,11 @@ class MemoryService:
                 entities=entities.entities_for(text, old.subject),
                 updated_at=now,
                 history=(*old.history, (old.text, now)),
+                tags_pending=True,  # the new text is tagged again, as a new memory would be
             )
             tracker.begin()
             await store_call(self.store, self.store.upsert, [new], [vector])
+            await self.writer.changed(person, new.key)
         return {"id": new.key, "status": "superseded", "memory": memory_json(new)}
 
     async def forget(

@@ -1,0 +1,65 @@
+"""Every entry point writes through memory.writes and queues the same tagging: a safety
+sentence stored through the memory API or MCP ``memory_add`` is tagged by the worker's job and
+is in the safety group of the next device turn's recall (it used to stay ``fact`` forever when
+stored through ``POST /store``). The write path's own sessions are covered in test_writepath."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from config import keys
+from memory.registry import Speakers
+from memory.schema import MemoryClass, PersonId
+from server.api.idempotency import WriteTracker
+from server.api.service import MemoryService
+from server.mcp_endpoints import AgentMemory, McpIdentity
+from tests.workers.conftest import WriteRig
+from workers.tag_requests import ArqTagRequests
+
+ZHANG = PersonId("zhang")
+ALLERGY = "我老婆对海鲜过敏，吃虾会起疹子"
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+
+
+async def _tagged_into_the_safety_group(rig: WriteRig) -> None:
+    rig.script.day = None  # tagging jobs carry today's date
+    stored = {m.text: m for m in rig.memory.store.scroll(ZHANG).memories}
+    assert stored[ALLERGY].tags_pending and stored[ALLERGY].cls is MemoryClass.FACT
+    assert await rig.redis.sismember(keys.retag(ZHANG), stored[ALLERGY].key)
+    assert await rig.run_worker() == 1  # the tagging job the write queued
+    memory = {m.text: m for m in rig.memory.store.scroll(ZHANG).memories}[ALLERGY]
+    assert memory.cls is MemoryClass.SAFETY and not memory.tags_pending
+    assert memory.subject == "老婆"
+    assert not await rig.redis.sismember(keys.retag(ZHANG), memory.key)
+    recall = await rig.memory.read_path.recall(ZHANG, "订个海鲜礼包送我老婆", time.time())
+    assert ALLERGY in [r.memory.text for r in recall.safety], recall.as_json()
+
+
+async def test_the_memory_api_store_is_tagged_and_reaches_the_safety_group(
+    rig: WriteRig,
+) -> None:
+    rig.script.tags = {ALLERGY: ("safety", "volume", None, "老婆")}
+    api = MemoryService(
+        rig.memory.embedder, rig.memory.store, Speakers(rig.redis), rig.settings.api,
+        ArqTagRequests(rig.redis),
+    )  # fmt: skip
+    answer = await api.store_memory("zhang", ALLERGY, None, WriteTracker())
+    assert answer["status"] == "stored (1 chunks)"
+    await _tagged_into_the_safety_group(rig)
+
+
+async def test_mcp_memory_add_is_tagged_and_reaches_the_safety_group(rig: WriteRig) -> None:
+    rig.script.tags = {ALLERGY: ("safety", "volume", None, "老婆")}
+    tools = AgentMemory(rig.memory, rig.redis, rig.settings.api.duplicate_threshold)
+    who = McpIdentity("claude", "zhang", "mcp", "agent")
+    answer = await tools.add(who, ALLERGY, None)
+    assert answer["status"] == "stored"
+    await _tagged_into_the_safety_group(rig)
+
+
+async def test_a_tagging_job_with_nothing_pending_calls_no_llm(rig: WriteRig) -> None:
+    await ArqTagRequests(rig.redis).request(ZHANG)
+    assert await rig.run_worker() == 1
+    assert rig.script.calls == []
