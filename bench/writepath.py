@@ -32,7 +32,7 @@ from providers.llm import JsonLLM, Message
 from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
 from server.memory.engine import build_memory
 from workers import tagging
-from workers.jobs import REMEMBER_SESSION
+from workers.contract import REMEMBER_SESSION
 from workers.settings import QUEUE, build_worker, redis_settings
 from workers.writepath import WritePath
 

@@ -334,18 +334,24 @@ def jobs_failed(
 def jobs_retry(job_id: str) -> None:
     """Enqueue a failed job again (every write-path step is idempotent, so this is safe)."""
     from arq.connections import ArqRedis
+    from pydantic import ValidationError
 
+    from workers.contract import SessionJob, enqueue_session
     from workers.failures import DeadLetters
-    from workers.jobs import REMEMBER_SESSION
-    from workers.settings import QUEUE
 
     async def retry(redis: Redis) -> str | None:
-        job = await DeadLetters(redis).take(job_id)
-        if job is None:
+        failures = DeadLetters(redis)
+        failed = next((j for j in await failures.all() if j.job_id == job_id), None)
+        if failed is None:
             return None
-        arq = ArqRedis(connection_pool=redis.connection_pool)
-        new_id = f"{job.record.get('session_id', job_id)}:retry:{int(time.time())}"
-        await arq.enqueue_job(REMEMBER_SESSION, job.record, _job_id=new_id, _queue_name=QUEUE)
+        try:
+            job = SessionJob.model_validate(failed.record)
+        except ValidationError as exc:  # kept in the dead letters: replaying cannot help
+            console.print(f"[red]{job_id} is not a session record: {exc.errors()[0]['msg']}[/red]")
+            raise typer.Exit(2) from exc
+        await failures.take(job_id)
+        new_id = f"{job.session_id}:retry:{int(time.time())}"
+        await enqueue_session(ArqRedis(connection_pool=redis.connection_pool), job, new_id)
         return new_id
 
     new_id = _with_redis(retry)

@@ -38,13 +38,13 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.session import SessionServices
+from server.session_end import EnqueueOnSessionEnd
 from server.supervisor import Supervisor, keep_running
 from server.tools import ToolContext, ToolRegistry
 from server.traces import TraceStore
 from server.turn import PromptContributor, TurnServices
 from server.voice_input import VoiceServices
 from server.ws_server import DeviceServer
-from workers.enqueue import EnqueueOnSessionEnd
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
 

@@ -30,10 +30,10 @@ from server.auth import TokenAuthority
 from server.memory.engine import MemoryEngine
 from server.runtime import authority_for, build_llm, device_stack
 from server.session import SessionRecord
+from server.session_end import EnqueueOnSessionEnd
 from server.ws_server import DeviceServer
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.waiting import wait_until
-from workers.enqueue import EnqueueOnSessionEnd
 from workers.settings import redis_settings
 
 TEST_SECRET = "test-secret-" + "x" * 20

@@ -1,40 +1,45 @@
 """Jobs the worker runs. Plain typed ``async def job(ctx, …)``; resources come in ``ctx``.
 
-Failure policy: transient errors (LLM unreachable or 5xx, an unusable LLM reply, Redis or the
-memory store failing) retry with exponential backoff through arq's ``Retry``; once tries run
-out — or at once for a permanent error (a malformed record, an LLM 4xx such as a bad key) —
-the job goes to the dead-letter hash with its record and error, and re-raises so arq records
-the failure too.
+Failure policy: the record is validated against the job contract first. Transient errors only
+(LLM unreachable or 5xx, an unusable LLM reply, Redis, the memory store's I/O, a person lock
+held too long, the job's own time budget) retry with exponential backoff through arq's
+``Retry``; once tries run out — or at once for anything else (a malformed record, an LLM 4xx
+such as a bad key, and any other exception: a bug is not retried five times) — the job goes to
+the dead-letter hash with its record and the traceback, and re-raises so arq records it too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import traceback
 from typing import Any
 
 import orjson
 import structlog
 from arq import Retry
+from qdrant_client.http.exceptions import ApiException
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from config import keys
 from memory.schema import PersonId
-from providers.errors import PermanentProviderError, ProviderError, TransientProviderError
+from providers.errors import ProviderError, TransientProviderError
+from workers.contract import SessionJob
 from workers.failures import DeadLetters
 from workers.gate import AlwaysUp, LLMGate
-from workers.writepath import Outcome, RecordError, WritePath
+from workers.writepath import Outcome, WritePath, parse_job
 
 log = structlog.get_logger(__name__)
 TRANSCRIPT_ARCHIVE_LIMIT = 1000
-REMEMBER_SESSION = "remember_session"
+TRANSIENT: tuple[type[BaseException], ...] = (
+    TransientProviderError, RedisError, TimeoutError, OSError, ApiException,
+)  # fmt: skip
 
 
-async def archive(redis: Redis, record: dict[str, Any]) -> int:
+async def archive(redis: Redis, job: SessionJob) -> int:
     """Keep the raw transcript under its person (idempotent per session)."""
-    person = str(record["person"])
-    session_id = str(record["session_id"])
-    count = len(record.get("transcript", []))
+    person, session_id, count = job.person, job.session_id, len(job.transcript)
+    record = job.model_dump(mode="json")
     marker = f"{keys.PREFIX}archived:{session_id}"
     if not await redis.set(marker, "1", nx=True, ex=keys.CHECKPOINT_TTL_S):
         return count
@@ -53,23 +58,24 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
     tries = int(ctx.get("job_try", 1))
     max_tries = int(ctx.get("max_tries", 5))
     try:
-        utterances = await archive(redis, record)
+        job = parse_job(record)
+        utterances = await archive(redis, job)
         write_path: WritePath | None = ctx.get("write_path")
         if write_path is None:
-            return {"session_id": record.get("session_id"), "archived": utterances}
+            return {"session_id": job.session_id, "archived": utterances}
         gate: LLMGate = ctx.get("llm_gate") or AlwaysUp()
         async with asyncio.timeout(float(ctx.get("budget_s", 1770))):
-            outcome = await _remember_when_llm_up(write_path, record, gate, job_id)
+            outcome = await _remember_when_llm_up(write_path, job, gate, job_id)
         return outcome.as_json()
-    except (RecordError, KeyError, PermanentProviderError) as exc:
-        await _give_up(redis, job_id, record, exc, "permanent", tries)
-        raise
-    except Exception as exc:
+    except TRANSIENT as exc:
         if tries < max_tries:
             delay = float(ctx.get("retry_base_s", 2.0)) * 2 ** (tries - 1)
             log.warning("job.retry", job=job_id, tries=tries, in_s=delay, error=repr(exc))
             raise Retry(defer=delay) from exc
         await _give_up(redis, job_id, record, exc, "exhausted", tries)
+        raise
+    except Exception as exc:  # permanent: a bad record, an LLM 4xx, or a bug
+        await _give_up(redis, job_id, record, exc, "permanent", tries)
         raise
 
 
@@ -92,7 +98,7 @@ async def tag_pending(ctx: dict[str, Any], person: str) -> dict[str, Any]:
 
 
 async def _remember_when_llm_up(
-    write_path: WritePath, record: dict[str, Any], gate: LLMGate, job_id: str
+    write_path: WritePath, job: SessionJob, gate: LLMGate, job_id: str
 ) -> Outcome:
     """Runs the (checkpointed, idempotent) write path once the LLM serves. An LLM known to be down
     — its process died and is being restarted — costs no try: the job waits for it and runs
@@ -102,7 +108,7 @@ async def _remember_when_llm_up(
             log.warning("job.waiting_for_llm", job=job_id)
             await gate.wait_up()
         try:
-            return await write_path.remember(record)
+            return await write_path.remember(job)
         except TransientProviderError:
             if gate.is_up():
                 raise
@@ -112,5 +118,8 @@ async def _remember_when_llm_up(
 async def _give_up(
     redis: Redis, job_id: str, record: dict[str, Any], exc: BaseException, kind: str, tries: int
 ) -> None:
-    await DeadLetters(redis).add(job_id, record, repr(exc), kind, tries)
+    trace = "".join(traceback.format_exception(exc)).strip()
+    await DeadLetters(redis).add(
+        job_id, record, trace if kind == "permanent" else repr(exc), kind, tries
+    )
     log.error("job.failed", job=job_id, kind=kind, tries=tries, error=repr(exc))

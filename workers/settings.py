@@ -12,8 +12,9 @@ from config.settings import HearthSettings
 from providers.llm import JsonLLM, StructuredLLM
 from server.memory.engine import MemoryEngine, build_memory
 from workers import mem0_stages
+from workers.contract import REMEMBER_SESSION
 from workers.gate import AlwaysUp, LLMGate
-from workers.jobs import REMEMBER_SESSION, remember_session, tag_pending
+from workers.jobs import remember_session, tag_pending
 from workers.tag_requests import TAG_PENDING
 from workers.writepath import WritePath
 

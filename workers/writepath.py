@@ -19,11 +19,11 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 import structlog
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 from redis.asyncio import Redis
 
 from config import keys
@@ -37,6 +37,7 @@ from memory.store import Hit, MemoryStore, Search, search_async, store_call
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
 from workers import mem0_stages, tagging
+from workers.contract import SessionJob
 from workers.mem0_stages import MergeOp, Utterance
 
 log = structlog.get_logger(__name__)
@@ -50,21 +51,12 @@ class RecordError(ValueError):
     """The job's record is not a session transcript (permanent: never retried)."""
 
 
-class _Said(BaseModel):
-    role: Literal["user", "assistant", "system"]
-    text: str
-    speaker: str | None = None
-
-
-class _Record(BaseModel):
-    """The job's record as the session hook writes it (``workers.enqueue.record_payload``)."""
-
-    session_id: str = Field(min_length=1)
-    person: str = Field(min_length=1)
-    device_id: str = ""
-    source: str = "device"
-    ended_at: float | None = None
-    transcript: list[_Said]
+def parse_job(record: dict[str, Any]) -> SessionJob:
+    """The record validated against the job contract, before anything else reads it."""
+    try:
+        return SessionJob.model_validate(record)
+    except ValidationError as exc:
+        raise RecordError(f"not a session record: {exc.errors()[0]['msg']}") from exc
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,11 +69,8 @@ class SessionTranscript:
     utterances: list[Utterance]
 
     @classmethod
-    def from_record(cls, record: dict[str, Any]) -> SessionTranscript:
-        try:
-            parsed = _Record.model_validate(record)
-        except ValidationError as exc:
-            raise RecordError(f"not a session record: {exc.errors()[0]['msg']}") from exc
+    def from_record(cls, record: dict[str, Any] | SessionJob) -> SessionTranscript:
+        parsed = record if isinstance(record, SessionJob) else parse_job(record)
         utterances = [
             Utterance(u.role, u.speaker or (ME if u.role == "assistant" else parsed.person), u.text)
             for u in parsed.transcript
@@ -92,7 +81,7 @@ class SessionTranscript:
             person=PersonId(parsed.person),
             device_id=parsed.device_id,
             source=parsed.source,
-            ended_at=parsed.ended_at or time.time(),
+            ended_at=parsed.ended,
             utterances=utterances,
         )
 
@@ -196,7 +185,7 @@ class WritePath:
                 self._vectors.popitem(last=False)
         return [known[t] for t in texts]
 
-    async def remember(self, record: dict[str, Any]) -> Outcome:
+    async def remember(self, record: dict[str, Any] | SessionJob) -> Outcome:
         session = SessionTranscript.from_record(record)
         outcome = Outcome(session.session_id)
         checkpoint = Checkpoint(self.redis, session.session_id)

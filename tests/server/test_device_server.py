@@ -16,7 +16,7 @@ from server import metrics
 from server.turn import LLM_FAILED, LLM_UNAVAILABLE
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
-from workers.jobs import REMEMBER_SESSION
+from workers.contract import REMEMBER_SESSION
 
 
 async def device_tools_known(hearth: RunningHearth, device: DeviceClient) -> None:

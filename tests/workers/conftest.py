@@ -22,8 +22,8 @@ from server.memory.readpath import ReadPath
 from tests.conftest import make_settings
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.write_llm import WriteScript
+from workers.contract import REMEMBER_SESSION
 from workers.gate import LLMGate
-from workers.jobs import REMEMBER_SESSION
 from workers.settings import QUEUE, build_worker, redis_settings
 
 DAY = "2026-11-25"  # a Wednesday

@@ -11,12 +11,12 @@ from redis.asyncio import Redis
 
 from memory.schema import MemoryClass, PersonId
 from server.persons import PersonMap
+from server.session_end import EnqueueOnSessionEnd
 from tests.conftest import start_hearth
 from tests.server.memory.test_device_memory import system_prompt
 from tests.support.scripted_llm import Reply
 from tests.support.write_llm import WriteScript
 from tests.workers.conftest import WriteRig
-from workers.enqueue import EnqueueOnSessionEnd
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
 MAC = "aa:bb:cc:00:00:07"
@@ -59,8 +59,8 @@ async def test_said_then_remembered_then_recalled(
 async def test_redis_down_at_disconnect_is_spooled_then_stored(
     tmp_path: Path, rig: WriteRig
 ) -> None:
+    from server.session_end import record_payload
     from tests.workers.test_session_jobs import record as session_record
-    from workers.enqueue import record_payload
 
     rig.script.day = None
     rig.script.facts = {"我老婆对海鲜过敏": ["我老婆对海鲜过敏，尤其是虾"]}

@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 from config import keys
 from server.conversation import Utterance
 from server.session import SessionRecord
-from workers.enqueue import EnqueueOnSessionEnd
+from server.session_end import EnqueueOnSessionEnd
 from workers.settings import build_worker, redis_settings
 
 
@@ -59,7 +59,7 @@ async def test_transcript_is_archived_once_even_if_enqueued_twice(
 
 
 async def test_redelivered_job_stores_nothing_twice(redis: Redis, redis_url: str) -> None:
-    from workers.enqueue import record_payload
+    from server.session_end import record_payload
     from workers.jobs import remember_session
 
     payload = record_payload(record("s-2"))

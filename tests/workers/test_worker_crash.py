@@ -19,7 +19,7 @@ from tests.support.scripted_llm import ScriptedLLM
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript
 from tests.workers.conftest import session
-from workers.jobs import REMEMBER_SESSION
+from workers.contract import REMEMBER_SESSION
 from workers.settings import QUEUE, redis_settings
 
 HEARTH = Path(sys.executable).with_name("hearth")

@@ -17,6 +17,7 @@ from tests.support.write_llm import WriteScript
 from tests.workers.conftest import WriteRig, session
 from workers.failures import DeadLetters
 from workers.settings import QUEUE
+from workers.writepath import WritePath
 
 ZHANG = PersonId("zhang")
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
@@ -293,3 +294,17 @@ async def test_other_persons_are_untouched(rig: WriteRig) -> None:
     await rig.run_worker()
     assert rig.texts("li") == ["女儿叫小橙子"] and rig.texts("zhang") == []
     await asyncio.sleep(0)
+
+
+async def test_a_bug_goes_to_the_dead_letters_at_once_with_its_traceback(
+    rig: WriteRig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken(self: WritePath, record: object) -> None:
+        raise TypeError("a programming error")
+
+    monkeypatch.setattr(WritePath, "remember", broken)
+    await rig.enqueue(session("s-bug", "我女儿叫小橙子"))
+    await rig.run_worker()
+    [job] = await DeadLetters(rig.redis).all()
+    assert job.kind == "permanent" and job.tries == 1  # not retried max_tries times
+    assert "Traceback" in job.error and "TypeError: a programming error" in job.error

@@ -1,4 +1,5 @@
-"""The session-ended hook that hands a transcript to the worker through arq.
+"""The device server's session-ended hook: hands a transcript to the worker through arq, as the
+job contract says (``workers.contract``).
 
 If Redis cannot take the job, the transcript is spooled to disk and enqueued later by
 ``drain_spool`` — a disconnect never loses a conversation.
@@ -7,7 +8,6 @@ If Redis cannot take the job, the transcript is spooled to disk and enqueued lat
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,7 @@ from redis.exceptions import RedisError
 from memory.identity import ME
 from server.persons import PersonMap
 from server.session import SessionRecord
-from workers.jobs import REMEMBER_SESSION
-from workers.settings import QUEUE
+from workers.contract import Said, SessionJob, enqueue_session
 
 log = structlog.get_logger(__name__)
 SPOOL_RETRY_S = 5.0
@@ -29,16 +28,24 @@ SPOOL_RETRY_S = 5.0
 SOURCE = "device"
 
 
-def record_payload(record: SessionRecord, speaker: str | None = None) -> dict[str, Any]:
-    """The job's record: each utterance carries its speaker — the person's speaker name for
+def session_job(record: SessionRecord, speaker: str | None = None) -> SessionJob:
+    """The job for a session: each utterance carries its speaker — the person's speaker name for
     the user's words, ``me`` for the assistant's own."""
-    payload = dataclasses.asdict(record)
     user = speaker or record.person
-    payload["source"] = SOURCE
-    payload["transcript"] = [
-        {**u.as_json(), "speaker": ME if u.role == "assistant" else user} for u in record.transcript
+    said = [
+        Said.model_validate({**u.as_json(), "speaker": ME if u.role == "assistant" else user})
+        for u in record.transcript
     ]
-    return payload
+    return SessionJob(
+        session_id=record.session_id, person=record.person, device_id=record.device_id,
+        client_id=record.client_id, source=SOURCE, started_at=record.started_at,
+        ended_at=record.ended_at, end_reason=record.end_reason, transcript=said,
+    )  # fmt: skip
+
+
+def record_payload(record: SessionRecord, speaker: str | None = None) -> dict[str, Any]:
+    """The job's record as it travels (JSON)."""
+    return session_job(record, speaker).model_dump(mode="json")
 
 
 class EnqueueOnSessionEnd:
@@ -63,10 +70,9 @@ class EnqueueOnSessionEnd:
             log.error("session.spooled", session=record.session_id, path=str(path), error=str(exc))
 
     async def _enqueue(self, payload: dict[str, Any]) -> None:
-        job = await self.arq.enqueue_job(
-            REMEMBER_SESSION, payload, _job_id=payload["session_id"], _queue_name=QUEUE
-        )
-        log.info("session.enqueued", session=payload["session_id"], new=job is not None)
+        job = SessionJob.model_validate(payload)
+        new = await enqueue_session(self.arq, job)
+        log.info("session.enqueued", session=job.session_id, new=new)
 
     def _spool(self, payload: dict[str, Any]) -> Path:
         self.spool_dir.mkdir(parents=True, exist_ok=True)
