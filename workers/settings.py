@@ -9,8 +9,8 @@ from arq.worker import Worker, func
 
 from config import keys
 from config.settings import HearthSettings
+from memory.engine import MemoryParts, build_core
 from providers.llm import JsonLLM, StructuredLLM
-from server.memory.engine import MemoryEngine, build_memory
 from workers import mem0_stages
 from workers.contract import REMEMBER_SESSION
 from workers.gate import AlwaysUp, LLMGate
@@ -51,7 +51,7 @@ def build_worker(
     redis_url: str,
     *,
     settings: HearthSettings | None = None,
-    memory: MemoryEngine | None = None,
+    memory: MemoryParts | None = None,
     llm: StructuredLLM | None = None,
     local_llm_url: str | None = None,
     burst: bool = False,
@@ -71,7 +71,7 @@ def build_worker(
             return  # transcripts are still archived
         ctx["retry_base_s"] = settings.write.retry_base_s
         mem0_stages.warm()  # mem0's import takes seconds: not inside the first job
-        engine = memory or build_memory(settings)
+        engine = memory or build_core(settings)
         ctx["owned_memory"] = engine if memory is None else None
         ctx["write_path"] = WritePath(
             ctx["redis"],
@@ -83,7 +83,7 @@ def build_worker(
         )
 
     async def shutdown(ctx: dict[str, Any]) -> None:
-        owned: MemoryEngine | None = ctx.get("owned_memory")
+        owned: MemoryParts | None = ctx.get("owned_memory")
         if owned is not None:
             owned.close()
 

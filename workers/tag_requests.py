@@ -18,13 +18,11 @@ TAG_PENDING = "tag_pending"
 
 class ArqTagRequests:
     def __init__(self, redis: Redis) -> None:
-        self.arq = (
-            redis
-            if isinstance(redis, ArqRedis)
-            else ArqRedis(connection_pool=redis.connection_pool)
-        )
+        self.redis = redis
 
     async def request(self, person: PersonId) -> None:
-        await self.arq.enqueue_job(
-            TAG_PENDING, str(person), _job_id=f"tag:{person}:{uuid.uuid4().hex}", _queue_name=QUEUE
-        )
+        arq = self.redis
+        if not isinstance(arq, ArqRedis):
+            arq = ArqRedis(connection_pool=self.redis.connection_pool)
+        job_id = f"tag:{person}:{uuid.uuid4().hex}"
+        await arq.enqueue_job(TAG_PENDING, str(person), _job_id=job_id, _queue_name=QUEUE)
