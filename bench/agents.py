@@ -30,8 +30,8 @@ from bench.device import pct
 from bench.e2e.data import load_questions, load_snapshot
 from bench.e2e.hearth import running_hearth
 from bench.e2e.instant_llm import instant_llm
+from config.run_files import redis_url_file
 from server.mcp_endpoints import McpTokens
-from server.runtime import redis_url_file
 
 console = Console()
 
@@ -77,7 +77,7 @@ async def main(calls: int) -> None:
             folder / "hearth.log",
         ) as hearth:  # fmt: skip
             await hearth.prepare(snapshot.person, snapshot.jsonl(dt.date.today()))
-            redis = Redis.from_url(redis_url_file(hearth.settings).read_text().strip())
+            redis = Redis.from_url(redis_url_file(hearth.settings.data_dir).read_text().strip())
             token = await McpTokens(redis).create("bench", snapshot.person, "bench", "agent")
             await redis.aclose()
             env = {**os.environ, "HEARTH_DATA_DIR": str(folder)}

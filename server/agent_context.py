@@ -17,6 +17,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from config.run_files import admin_url_file
+
 
 def prompt_from(raw: str) -> str:
     text = raw.strip()
@@ -46,8 +48,8 @@ def main(argv: list[str] | None = None) -> int:
               else "hearth-agent-context: empty prompt", file=sys.stderr)  # fmt: skip
         return 0
     try:
-        # server.runtime.admin_url_file and config.secrets, read directly (they import more)
-        base = (data_dir / "run" / "admin.url").read_text().strip()
+        # config.secrets is read directly (it imports more)
+        base = admin_url_file(data_dir).read_text().strip()
         token = (data_dir / "secrets" / "admin_token").read_text().strip()
         request = urllib.request.Request(
             f"{base}/admin/memory/recall",

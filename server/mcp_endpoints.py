@@ -265,9 +265,9 @@ async def serve_stdio(settings: HearthSettings, person: str) -> None:
 
 
 def _redis_url(settings: HearthSettings) -> str | None:
-    from server.runtime import redis_url_file
+    from config.run_files import redis_url_file
 
     if settings.redis.url:
         return settings.redis.url
-    path = redis_url_file(settings)
+    path = redis_url_file(settings.data_dir)
     return path.read_text().strip() if path.is_file() else None

@@ -20,6 +20,7 @@ import uvicorn
 from arq.connections import ArqRedis, create_pool
 from redis.asyncio import Redis
 
+from config.run_files import admin_url_file, redis_url_file
 from config.secrets import secret_value
 from config.settings import HearthSettings, SettingsError
 from providers.asr import SpeechToText, build_asr
@@ -51,16 +52,6 @@ from workers.settings import build_worker, redis_settings
 log = structlog.get_logger(__name__)
 SERVER_STOP_S = 5.0
 Mode = Literal["up", "serve"]
-
-
-def redis_url_file(settings: HearthSettings) -> Path:
-    """Where ``hearth up`` publishes its private Redis URL for operator commands (0600)."""
-    return settings.data_dir / "run" / "redis.url"
-
-
-def admin_url_file(settings: HearthSettings) -> Path:
-    """Where a running server publishes its admin API address for operator commands."""
-    return settings.data_dir / "run" / "admin.url"
 
 
 def authority_for(settings: HearthSettings) -> TokenAuthority:
@@ -131,7 +122,7 @@ async def start_engines(settings: HearthSettings, mode: Mode, degraded: bool = F
             except (ProviderError, TimeoutError) as exc:
                 raise EngineUnavailable("redis", str(exc), redis.child.log_file) from exc
             engines.redis_url = redis.url
-            _publish(redis_url_file(settings), redis.url)
+            _publish(redis_url_file(settings.data_dir), redis.url)
         if servers:
             engines.children.extend(servers)
             engines.llm_base_url = servers[0].base_url
@@ -265,7 +256,7 @@ async def run(settings: HearthSettings, mode: Mode, degraded: bool = False) -> N
         engines.stop()
         with contextlib.suppress(FileNotFoundError):
             if mode == "up" and settings.redis.url is None:
-                redis_url_file(settings).unlink()
+                redis_url_file(settings.data_dir).unlink()
         log.info("hearth.stopped")
 
 
@@ -330,7 +321,9 @@ async def _serve(
             )
             servers: list[tuple[uvicorn.Server, asyncio.Task[object]]] = []
             servers.append((http, asyncio.create_task(http.serve())))
-            _publish(admin_url_file(settings), f"http://127.0.0.1:{settings.server.http_port}")
+            _publish(
+                admin_url_file(settings.data_dir), f"http://127.0.0.1:{settings.server.http_port}"
+            )
             tasks.append(asyncio.create_task(hook.drain_forever()))
             mcp_servers = _mcp_servers(settings, memory, redis)
             mcp_servers += _console_server(settings, memory, redis)
@@ -378,7 +371,7 @@ async def _serve(
         await arq.aclose()
         await redis.aclose()
         with contextlib.suppress(FileNotFoundError):
-            admin_url_file(settings).unlink()
+            admin_url_file(settings.data_dir).unlink()
         if memory is not None:
             memory.close()
 

@@ -21,9 +21,10 @@ from typing import Any
 import httpx
 
 from bench.device_client import DeviceClient, TurnResult
+from config.run_files import admin_url_file
 from config.settings import HearthSettings, load_settings
 from providers.processes import free_port
-from server.runtime import admin_url_file, authority_for
+from server.runtime import authority_for
 
 BENCH_DEVICE = "be:9c:00:00:00:01"
 BENCH_CLIENT = "00000000-0000-4000-8000-0000000be9c0"
@@ -57,7 +58,7 @@ class HearthUnderTest:
         self.local_llm_url = local_llm_url  # the answering model when no --llm-url was given
         self.settings = settings
         self.ws_url = f"ws://127.0.0.1:{ws_port}/xiaozhi/v1/"
-        self.admin_url = admin_url_file(settings).read_text().strip()
+        self.admin_url = admin_url_file(settings.data_dir).read_text().strip()
         self.admin_token = (data_dir / "secrets" / "admin_token").read_text().strip()
         self.http = httpx.AsyncClient(
             base_url=self.admin_url,
@@ -152,7 +153,7 @@ async def running_hearth(
         while hearth is None:
             if proc.returncode is not None:
                 raise RuntimeError(f"hearth up exited with {proc.returncode}; see {log_file}")
-            if admin_url_file(settings).is_file():
+            if admin_url_file(settings.data_dir).is_file():
                 local = None if llm_url else f"http://127.0.0.1:{llm_port}/v1"
                 candidate = HearthUnderTest(data_dir, settings, ws_port, local)
                 candidate.proc = proc

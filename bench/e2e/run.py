@@ -31,9 +31,9 @@ from bench.e2e.instant_llm import instant_llm
 from bench.e2e.judge import Judge
 from bench.e2e.report import terminal_table, write_run
 from bench.e2e.scoring import Result, score
+from config.run_files import redis_url_file
 from config.settings import HearthSettings
 from providers.llm import JsonLLM
-from server.runtime import redis_url_file
 
 console = Console()
 Layer = str
@@ -72,7 +72,7 @@ def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
 async def _replay(hearth: HearthUnderTest, today: dt.date, options: E2EOptions) -> int:
     """Say each scripted session, then wait until its write job has finished."""
     plan = yaml.safe_load(options.conversations_file.read_text())
-    redis = Redis.from_url(redis_url_file(hearth.settings).read_text().strip())
+    redis = Redis.from_url(redis_url_file(hearth.settings.data_dir).read_text().strip())
     try:
         for session in plan["sessions"]:
             lines = [render_dates(line, today) for line in session["lines"]]

@@ -9,11 +9,11 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from config.run_files import admin_url_file
 from config.secrets import secret_value
 from providers.embedder import UseEmbedder
 from server.cli import app
 from server.memory.engine import build_memory
-from server.runtime import admin_url_file
 from tests.conftest import TEST_SECRET, make_settings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "household_zhang.jsonl"
@@ -84,8 +84,8 @@ async def test_recall_goes_through_the_running_server(
     server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign,assignment]
     task = asyncio.create_task(server.serve())
     await wait_until(lambda: server.started, within_s=10)
-    admin_url_file(settings).parent.mkdir(parents=True, exist_ok=True)
-    admin_url_file(settings).write_text(f"http://127.0.0.1:{port}")
+    admin_url_file(settings.data_dir).parent.mkdir(parents=True, exist_ok=True)
+    admin_url_file(settings.data_dir).write_text(f"http://127.0.0.1:{port}")
     try:
         imported = await asyncio.to_thread(
             runner.invoke, app, ["memory", "import", str(FIXTURE), "-p", "zhang"]

@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from config.run_files import admin_url_file
 from config.secrets import secret_value
 from config.settings import HearthSettings
 
@@ -21,9 +22,7 @@ console = Console()
 
 def running_admin(settings: HearthSettings) -> tuple[str, str] | None:
     """(base URL, token) of a running server's admin API, or None when nothing is running."""
-    from server.runtime import admin_url_file
-
-    path = admin_url_file(settings)
+    path = admin_url_file(settings.data_dir)
     if not path.is_file():
         return None
     base = path.read_text().strip()
@@ -46,9 +45,9 @@ def _call(admin: tuple[str, str], path: str, body: dict[str, Any]) -> dict[str, 
 
 
 def _settings() -> HearthSettings:
-    from server.cli import _settings as load
+    from server.cli.common import settings_or_exit
 
-    return load()
+    return settings_or_exit()
 
 
 @memory_app.command("import")

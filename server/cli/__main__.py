@@ -1,0 +1,5 @@
+"""``python -m server.cli``."""
+
+from server.cli import main
+
+main()
