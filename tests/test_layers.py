@@ -1,0 +1,111 @@
+"""The architecture, held by a test: dependencies run one way between the top-level packages,
+``config`` ← ``providers`` ← ``memory`` ← ``workers`` ← ``server`` ← ``bench``, and no two
+modules import each other, even through imports inside functions (which hid three circles
+before the memory core was restructured). The one arrow up: the root command line mounts
+``hearth bench``."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAYERS = ["config", "providers", "memory", "workers", "server", "bench"]
+ALLOWED_UP = {("server.cli", "bench.cli")}  # `hearth bench` mounted in one line
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in LAYERS:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = path
+    return found
+
+
+def _imports(path: Path, module: str, known: dict[str, Path]) -> set[str]:
+    """Every project module ``module`` imports, at any depth of the file (functions included)."""
+    tree = ast.parse(path.read_text())
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            names = [f"{base}.{alias.name}" for alias in node.names] + [base]
+        for name in names:
+            while name and name not in known:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+    return targets
+
+
+def _graph() -> dict[str, set[str]]:
+    known = _modules()
+    return {module: _imports(path, module, known) for module, path in known.items()}
+
+
+def _layer(module: str) -> int:
+    return LAYERS.index(module.split(".")[0])
+
+
+def test_no_package_imports_a_layer_above_it() -> None:
+    upward = sorted(
+        (module, target)
+        for module, targets in _graph().items()
+        for target in targets
+        if _layer(target) > _layer(module) and (module, target) not in ALLOWED_UP
+    )
+    assert upward == [], "imports that reach up a layer:\n" + "\n".join(
+        f"  {m} -> {t}" for m, t in upward
+    )
+
+
+def test_no_import_circles_between_modules() -> None:
+    graph = _graph()
+    # Tarjan's strongly connected components: a component of more than one module is a circle
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    assert circles == [], "import circles:\n" + "\n".join(f"  {c}" for c in circles)
+
+
+def test_the_graph_is_really_read() -> None:
+    graph = _graph()
+    assert "memory.writes" in graph["server.api.service"]
+    assert "bench.cli" in graph["server.cli"]  # the allowed arrow up is seen, so it is checked
+    assert "workers.contract" in graph["server.session_end"]
