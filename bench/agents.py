@@ -31,7 +31,7 @@ from bench.e2e.data import load_questions, load_snapshot
 from bench.e2e.hearth import running_hearth
 from bench.e2e.instant_llm import instant_llm
 from config.run_files import redis_url_file
-from server.mcp_endpoints import McpTokens
+from server.mcp.tokens import McpTokens
 
 console = Console()
 

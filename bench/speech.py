@@ -20,7 +20,7 @@ from pathlib import Path
 from config.settings import TTSSettings
 from providers.opus import resample
 from providers.tts import to_pinyin
-from server.phrases import normalize
+from server.device.phrases import normalize
 
 RATE = 16000
 

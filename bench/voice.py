@@ -37,7 +37,7 @@ from providers.asr import WhisperASR
 from providers.opus import OpusDecoder, OpusEncoder
 from providers.processes import EmbeddedRedis
 from providers.vad import StreamingVad
-from server.listening import Listener
+from server.device.listening import Listener
 from server.runtime import authority_for, device_stack
 from workers.settings import redis_settings
 

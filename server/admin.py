@@ -18,9 +18,9 @@ from starlette.routing import Route
 from memory.identity import IdentityError
 from memory.importer import LineError, import_memories, parse_lines
 from memory.schema import PersonId
+from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
-from server.traces import TraceStore
 
 Handler = Callable[[Request], Awaitable[Response]]
 

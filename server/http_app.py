@@ -22,10 +22,10 @@ from starlette.routing import Mount, Route
 from config.settings import HearthSettings
 from server.admin import admin_routes, person_routes, status_routes, trace_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
+from server.device.traces import TraceStore
 from server.devices import DeviceRegistry
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
-from server.traces import TraceStore
 
 log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000

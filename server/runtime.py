@@ -32,20 +32,20 @@ from providers.tts import TextToSpeech, ZhttsTTS, build_tts
 from providers.vad import VadPool
 from server import metrics
 from server.auth import TokenAuthority
+from server.device.session import SessionServices
+from server.device.session_end import EnqueueOnSessionEnd
+from server.device.tools import ToolContext, ToolRegistry
+from server.device.traces import TraceStore
+from server.device.turn import PromptContributor, TurnServices
+from server.device.voice_input import VoiceServices
+from server.device.ws_server import DeviceServer
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
 from server.memory.engine import MemoryEngine, build_memory
 from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
-from server.session import SessionServices
-from server.session_end import EnqueueOnSessionEnd
 from server.supervisor import Supervisor, keep_running
-from server.tools import ToolContext, ToolRegistry
-from server.traces import TraceStore
-from server.turn import PromptContributor, TurnServices
-from server.voice_input import VoiceServices
-from server.ws_server import DeviceServer
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
 
@@ -421,7 +421,7 @@ def _mcp_servers(
     """The agent and device MCP endpoints, each on its own port (needs memory)."""
     if memory is None or not settings.mcp.enabled:
         return []
-    from server.mcp_endpoints import build_endpoints
+    from server.mcp.endpoints import build_endpoints
 
     mcp = settings.mcp
     public = settings.server.public_host or "127.0.0.1"

@@ -27,11 +27,11 @@ from providers.embedder import UseEmbedder
 from providers.processes import free_port
 from providers.tts import TextToSpeech
 from server.auth import TokenAuthority
+from server.device.session import SessionRecord
+from server.device.session_end import EnqueueOnSessionEnd
+from server.device.ws_server import DeviceServer
 from server.memory.engine import MemoryEngine
 from server.runtime import authority_for, build_llm, device_stack
-from server.session import SessionRecord
-from server.session_end import EnqueueOnSessionEnd
-from server.ws_server import DeviceServer
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.waiting import wait_until
 from workers.settings import redis_settings

@@ -108,4 +108,4 @@ def test_the_graph_is_really_read() -> None:
     graph = _graph()
     assert "memory.writes" in graph["server.api.service"]
     assert "bench.cli" in graph["server.cli"]  # the allowed arrow up is seen, so it is checked
-    assert "workers.contract" in graph["server.session_end"]
+    assert "workers.contract" in graph["server.device.session_end"]

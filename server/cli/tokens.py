@@ -69,7 +69,7 @@ def mcp_token_create(
     name: Annotated[str, typer.Option(help="a label (the MCP client's name)")] = "",
 ) -> None:
     """Mint an MCP token bound to one person and source; the secret is printed once."""
-    from server.mcp_endpoints import ENDPOINTS, McpTokens
+    from server.mcp.tokens import ENDPOINTS, McpTokens
 
     if endpoint not in ENDPOINTS:
         raise typer.BadParameter(f"--endpoint is one of {ENDPOINTS}")
@@ -81,7 +81,7 @@ def mcp_token_create(
 
 @mcp_app.command("token-list")
 def mcp_token_list() -> None:
-    from server.mcp_endpoints import McpTokens
+    from server.mcp.tokens import McpTokens
 
     table = Table("id", "name", "person", "source", "endpoint")
     for t in with_redis(lambda redis: McpTokens(redis).all()):
@@ -91,7 +91,7 @@ def mcp_token_list() -> None:
 
 @mcp_app.command("token-revoke")
 def mcp_token_revoke(token_id: str) -> None:
-    from server.mcp_endpoints import McpTokens
+    from server.mcp.tokens import McpTokens
 
     if not with_redis(lambda redis: McpTokens(redis).revoke(token_id)):
         console.print(f"[red]no single token starts with {token_id}[/red]")
@@ -105,7 +105,7 @@ def mcp_stdio(
 ) -> None:
     """The agent tools over stdio for a local agent; the person comes from configuration. Opens
     the memory store itself: with the embedded store, not while `hearth up` runs."""
-    from server.mcp_endpoints import serve_stdio
+    from server.mcp.endpoints import serve_stdio
 
     settings = settings_or_exit()
     # stdout carries the MCP protocol: every log line goes to stderr

@@ -297,7 +297,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
         if isinstance(checked, Response):
             return checked
         account, session, form = checked
-        from server.mcp_endpoints import ENDPOINTS, McpTokens
+        from server.mcp.tokens import ENDPOINTS, McpTokens
 
         person, endpoint = str(form.get("person", "")).strip(), str(form.get("endpoint", ""))
         source = str(form.get("source", "mcp")).strip() or "mcp"

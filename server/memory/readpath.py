@@ -31,8 +31,8 @@ from memory import entities
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
+from server.device.tools import ToolContext
 from server.memory.render import render_block
-from server.tools import ToolContext
 
 log = structlog.get_logger(__name__)
 Why = Literal["direct", "relation", "entity"]

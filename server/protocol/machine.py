@@ -2,7 +2,7 @@
 
 Frames in (``receive_text`` / ``receive_binary``), events out; frames to send accumulate and
 are drained with ``data_to_send``. Time is passed in (``now``, monotonic seconds), never read,
-so every timeout is testable without sleeping. The asyncio glue lives in ``server.session``.
+so every timeout is testable without sleeping. The asyncio glue lives in ``server.device.session``.
 """
 
 from __future__ import annotations

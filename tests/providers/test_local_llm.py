@@ -15,8 +15,8 @@ from redis.asyncio import Redis
 from config.settings import load_settings
 from providers.llm import Message, ToolCall
 from providers.processes import LocalLLMServer, free_port
+from server.device.turn import assistant_tool_message
 from server.runtime import build_llm
-from server.turn import assistant_tool_message
 from tests.conftest import start_hearth
 
 pytestmark = pytest.mark.local_llm

@@ -22,7 +22,7 @@ from bench.e2e.hearth import HearthUnderTest, running_hearth
 from config.settings import load_settings
 from providers.model_files import QWEN_FILE
 from providers.processes import free_port
-from server.turn import LLM_UNAVAILABLE
+from server.device.turn import LLM_UNAVAILABLE
 from tests.support.scripted_llm import Reply, ScriptedLLM
 from tests.support.waiting import wait_until
 

@@ -18,7 +18,7 @@ from structlog.testing import capture_logs
 from providers.errors import PermanentProviderError
 from providers.processes import ChildProcess, EmbeddedRedis, describe_exit
 from server import metrics
-from server.session_end import EnqueueOnSessionEnd
+from server.device.session_end import EnqueueOnSessionEnd
 from server.supervisor import Supervisor, keep_running, wait_exit
 from tests.support.waiting import wait_until
 from tests.workers.test_session_jobs import record

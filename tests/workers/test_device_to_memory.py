@@ -10,8 +10,8 @@ from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from memory.schema import MemoryClass, PersonId
+from server.device.session_end import EnqueueOnSessionEnd
 from server.persons import PersonMap
-from server.session_end import EnqueueOnSessionEnd
 from tests.conftest import start_hearth
 from tests.server.memory.test_device_memory import system_prompt
 from tests.support.scripted_llm import Reply
@@ -59,7 +59,7 @@ async def test_said_then_remembered_then_recalled(
 async def test_redis_down_at_disconnect_is_spooled_then_stored(
     tmp_path: Path, rig: WriteRig
 ) -> None:
-    from server.session_end import record_payload
+    from server.device.session_end import record_payload
     from tests.workers.test_session_jobs import record as session_record
 
     rig.script.day = None

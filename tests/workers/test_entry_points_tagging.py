@@ -14,7 +14,8 @@ from memory.registry import Speakers
 from memory.schema import MemoryClass, PersonId
 from server.api.idempotency import WriteTracker
 from server.api.service import MemoryService
-from server.mcp_endpoints import AgentMemory, McpIdentity
+from server.mcp.endpoints import AgentMemory
+from server.mcp.tokens import McpIdentity
 from tests.workers.conftest import WriteRig
 from workers.tag_requests import ArqTagRequests
 

@@ -10,9 +10,9 @@ from arq.connections import ArqRedis, create_pool
 from redis.asyncio import Redis
 
 from config import keys
-from server.conversation import Utterance
-from server.session import SessionRecord
-from server.session_end import EnqueueOnSessionEnd
+from server.device.conversation import Utterance
+from server.device.session import SessionRecord
+from server.device.session_end import EnqueueOnSessionEnd
 from workers.settings import build_worker, redis_settings
 
 
@@ -59,7 +59,7 @@ async def test_transcript_is_archived_once_even_if_enqueued_twice(
 
 
 async def test_redelivered_job_stores_nothing_twice(redis: Redis, redis_url: str) -> None:
-    from server.session_end import record_payload
+    from server.device.session_end import record_payload
     from workers.jobs import remember_session
 
     payload = record_payload(record("s-2"))

@@ -148,7 +148,7 @@ async def test_console_in_a_real_browser(console: Console, tmp_path: Path) -> No
 async def test_admins_mint_device_and_mcp_tokens(console: Console) -> None:
     import re
 
-    from server.mcp_endpoints import McpTokens
+    from server.mcp.tokens import McpTokens
 
     async with httpx.AsyncClient(base_url=console.url) as http:
         await http.post("/login", data={"name": "admin", "password": PASSWORDS["admin"]})

@@ -13,9 +13,9 @@ from memory.importer import import_file
 from memory.schema import PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
+from server.device.session import own_person
 from server.memory.engine import MemoryEngine
 from server.memory.readpath import ReadPath
-from server.session import own_person
 from tests.conftest import RunningHearth, start_hearth
 from tests.memory.conftest import FIXTURES
 from tests.support.scripted_llm import Reply, ScriptedLLM
@@ -101,9 +101,9 @@ async def test_each_turn_leaves_a_trace_of_recall_tools_and_reply(
 ) -> None:
     import httpx
 
+    from server.device.traces import TraceStore
     from server.devices import DeviceRegistry
     from server.http_app import HttpServices, build_http_app
-    from server.traces import TraceStore
 
     replies = iter([
         Reply(tool_calls=[{"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}]),
@@ -193,7 +193,7 @@ async def test_nothing_said_after_a_tool_result_gets_one_plain_round(
 
 
 async def test_the_plain_round_runs_once_then_the_apology(memory_hearth: RunningHearth) -> None:
-    from server.turn import APOLOGY_EMPTY
+    from server.device.turn import APOLOGY_EMPTY
 
     text = await _ask_with_replies(memory_hearth, [Reply(tool_calls=[CALL]), Reply(""), Reply("")])
     assert len(memory_hearth.llm.requests) == 3

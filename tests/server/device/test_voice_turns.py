@@ -15,7 +15,7 @@ from websockets.exceptions import ConnectionClosed
 from bench.device_client import HELLO, DeviceClient, TurnResult
 from bench.speech import SpeechSample, character_error_rate, recorded_samples
 from providers.errors import TransientProviderError
-from server.session import DeviceSession
+from server.device.session import DeviceSession
 from tests.conftest import RunningHearth, start_hearth
 from tests.support.scripted_llm import Reply, ScriptedLLM
 from tests.support.waiting import wait_until

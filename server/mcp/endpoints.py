@@ -12,15 +12,10 @@ on the agent endpoint → 403 (scope); a browser ``Origin`` not configured → 4
 
 from __future__ import annotations
 
-import hashlib
-import secrets
-import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-import orjson
 import structlog
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
@@ -30,20 +25,17 @@ from mcp.server.transport_security import TransportSecuritySettings
 from redis.asyncio import Redis
 from starlette.applications import Starlette
 
-from config import keys
 from config.settings import HearthSettings
 from memory.schema import PersonId
 from memory.writes import Duplicate, MemoryWriter, NoTagging
+from server.device.tools import ToolContext
+from server.mcp.tokens import Endpoint, McpIdentity, McpTokens
 from server.memory.engine import MemoryEngine
 from server.memory.safety import DESCRIPTION as SAFETY_DESCRIPTION
 from server.memory.safety import check_safety_tool
-from server.tools import ToolContext
 from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)
-Endpoint = Literal["agent", "device"]
-ENDPOINTS: tuple[Endpoint, ...] = ("agent", "device")
-TOKEN_PREFIX = "hmcp_"
 SEARCH_DESCRIPTION = (
     "Search this person's household memory (the read path a device turn uses: safety "
     "constraints first, then related memories)."
@@ -52,55 +44,6 @@ ADD_DESCRIPTION = (
     "Remember something for this person when they explicitly ask (remember that...). "
     "A memory close in meaning to a stored one is not stored twice."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class McpIdentity:
-    name: str
-    person: str
-    source: str
-    endpoint: Endpoint
-
-
-def _digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-class McpTokens:
-    """Tokens in Redis, stored only as SHA-256; the secret is shown once at creation."""
-
-    def __init__(self, redis: Redis) -> None:
-        self.redis = redis
-
-    async def create(self, name: str, person: str, source: str, endpoint: Endpoint) -> str:
-        if endpoint not in ENDPOINTS:
-            raise ValueError(f"endpoint is one of {ENDPOINTS}")
-        if not person.strip() or not source.strip():
-            raise ValueError("person and source are required")
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        record = {"name": name, "person": person, "source": source, "endpoint": endpoint,
-                  "created_at": time.time()}  # fmt: skip
-        value = orjson.dumps(record).decode()
-        await self.redis.hset(keys.MCP_TOKENS, _digest(token), value)  # type: ignore[misc]
-        return token
-
-    async def identity(self, token: str) -> McpIdentity | None:
-        raw = await self.redis.hget(keys.MCP_TOKENS, _digest(token))  # type: ignore[misc]
-        if raw is None:
-            return None
-        record = orjson.loads(raw)
-        return McpIdentity(record["name"], record["person"], record["source"], record["endpoint"])
-
-    async def all(self) -> list[dict[str, Any]]:
-        raw = await self.redis.hgetall(keys.MCP_TOKENS)  # type: ignore[misc]
-        return [{"id": k.decode()[:12], **orjson.loads(v)} for k, v in raw.items()]
-
-    async def revoke(self, token_id: str) -> bool:
-        raw = await self.redis.hkeys(keys.MCP_TOKENS)  # type: ignore[misc]
-        matches = [k for k in raw if k.decode().startswith(token_id) and len(token_id) >= 8]
-        if len(matches) != 1:
-            return False
-        return bool(await self.redis.hdel(keys.MCP_TOKENS, matches[0]))  # type: ignore[misc]
 
 
 class TokenVerifier:

@@ -19,7 +19,7 @@ from websockets.http11 import Request, Response
 
 from server import metrics
 from server.auth import AuthError, DeviceCredentials, TokenAuthority, credentials_from_request
-from server.session import DeviceSession, SessionServices
+from server.device.session import DeviceSession, SessionServices
 
 log = structlog.get_logger(__name__)
 

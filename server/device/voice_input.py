@@ -17,7 +17,7 @@ from providers.errors import ProviderError
 from providers.opus import OpusDecoder
 from providers.vad import StreamingVad, VadPool
 from server import metrics
-from server.listening import Listener, ListenerEvent
+from server.device.listening import Listener, ListenerEvent
 from server.protocol.messages import ListenMode
 
 MAX_FRAME_MS = 120  # the longest Opus frame; the decoder returns what the packet holds

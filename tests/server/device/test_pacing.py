@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from server.pacing import AudioPacer
+from server.device.pacing import AudioPacer
 
 
 def simulate(pacer: AudioPacer, frames: int) -> list[float]:

@@ -25,7 +25,8 @@ from memory.schema import PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from providers.processes import free_port
-from server.mcp_endpoints import McpTokens, build_endpoints
+from server.mcp.endpoints import build_endpoints
+from server.mcp.tokens import McpTokens
 from server.memory.engine import MemoryEngine
 from server.memory.readpath import ReadPath
 from tests.conftest import RunningHearth, start_hearth

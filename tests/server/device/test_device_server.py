@@ -13,7 +13,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from bench.device_client import DeviceClient
 from server import metrics
-from server.turn import LLM_FAILED, LLM_UNAVAILABLE
+from server.device.turn import LLM_FAILED, LLM_UNAVAILABLE
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
 from workers.contract import REMEMBER_SESSION
@@ -338,7 +338,7 @@ async def test_llm_garbage_or_errors_say_what_happened(
 async def test_a_reply_with_nothing_speakable_is_never_silence(
     hearth: RunningHearth, reply: Reply
 ) -> None:
-    from server.turn import APOLOGY_EMPTY
+    from server.device.turn import APOLOGY_EMPTY
 
     hearth.llm.responder = lambda req: reply
     device = hearth.device()

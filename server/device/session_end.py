@@ -17,8 +17,8 @@ from arq.connections import ArqRedis
 from redis.exceptions import RedisError
 
 from memory.identity import ME
+from server.device.session import SessionRecord
 from server.persons import PersonMap
-from server.session import SessionRecord
 from workers.contract import Said, SessionJob, enqueue_session
 
 log = structlog.get_logger(__name__)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.phrases import is_exit_phrase, is_one_of
+from server.device.phrases import is_exit_phrase, is_one_of
 
 EXITS = ["再见", "拜拜", "退出"]
 

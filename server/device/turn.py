@@ -25,13 +25,13 @@ from providers.llm import ChatLLM, Message, TextDelta, ToolCall, ToolCallsReady
 from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
-from server.conversation import Conversation, Utterance
-from server.emotions import emotion_of
-from server.mcp_client import DeviceMcpClient, McpCallError
-from server.pacing import AudioPacer
+from server.device.conversation import Conversation, Utterance
+from server.device.emotions import emotion_of
+from server.device.pacing import AudioPacer
+from server.device.sentences import SentenceSplitter
+from server.device.tools import ToolContext, ToolRegistry
+from server.mcp.client import DeviceMcpClient, McpCallError
 from server.protocol.machine import DeviceProtocol
-from server.sentences import SentenceSplitter
-from server.tools import ToolContext, ToolRegistry
 
 log = structlog.get_logger(__name__)
 

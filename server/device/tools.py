@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.traces import TurnTrace
+from server.device.traces import TurnTrace
 
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
 

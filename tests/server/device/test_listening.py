@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from config.settings import VadSettings, load_settings
-from server.listening import (
+from server.device.listening import (
     BYTES_PER_MS,
     EndReason,
     Listener,

@@ -25,11 +25,14 @@ from providers.errors import ProviderError
 from providers.opus import OpusEncoder
 from server import metrics
 from server.auth import DeviceCredentials
-from server.conversation import Conversation, Utterance
-from server.listening import EndReason, ListenerEvent, SpeechStarted, UtteranceEnded
-from server.mcp_client import DeviceMcpClient, McpCallError
+from server.device.conversation import Conversation, Utterance
+from server.device.listening import EndReason, ListenerEvent, SpeechStarted, UtteranceEnded
+from server.device.phrases import is_exit_phrase, is_one_of
+from server.device.tools import ToolContext
+from server.device.turn import Turn, TurnServices
+from server.device.voice_input import UndecodableAudio, VoiceInput, VoiceServices
+from server.mcp.client import DeviceMcpClient, McpCallError
 from server.persons import default_person
-from server.phrases import is_exit_phrase, is_one_of
 from server.protocol.errors import CloseCode, ProtocolError
 from server.protocol.machine import DeviceProtocol
 from server.protocol.messages import (
@@ -46,9 +49,6 @@ from server.protocol.messages import (
     McpReceived,
     PingReceived,
 )
-from server.tools import ToolContext
-from server.turn import Turn, TurnServices
-from server.voice_input import UndecodableAudio, VoiceInput, VoiceServices
 
 log = structlog.get_logger(__name__)
 
