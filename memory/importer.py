@@ -1,8 +1,10 @@
 """Loading memories from JSON Lines without any LLM (operator import, fixtures, bench snapshots).
 
 One object per line: ``text`` (required), optional ``cls``, ``decay``, ``expires_at`` (unix
-seconds or ISO date), ``subject``, ``speaker``, ``source``, ``created_at``. Missing tags get safe
-defaults (fact, never expires). Ids are deterministic, so importing twice stores nothing twice.
+seconds or ISO date), ``subject``, ``speaker``, ``source``, ``created_at``. A line without ``cls``
+gets safe defaults (fact, never expires) and is marked ``tags_pending``: the caller queues it for
+the worker's tagging job, as every other entry point does (``memory.writes``). Ids are
+deterministic, so importing twice stores nothing twice.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ class MemoryLine(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(min_length=1, max_length=2000)
-    cls: MemoryClass = MemoryClass.FACT
+    cls: MemoryClass | None = None  # None: tagged later by the worker
     decay: Decay | None = None
     expires_at: float | None = None
     subject: str | None = None
@@ -49,7 +51,8 @@ class MemoryLine(BaseModel):
         return Memory(
             text=self.text.strip(),
             person=person,
-            cls=self.cls,
+            cls=self.cls or MemoryClass.FACT,
+            tags_pending=self.cls is None,
             decay=decay,
             expires_at=self.expires_at if decay is Decay.TIME else None,
             subject=self.subject,
@@ -82,8 +85,9 @@ def parse_lines(raw_lines: Iterable[str]) -> list[MemoryLine]:
 
 def import_memories(
     lines: list[MemoryLine], person: PersonId, embedder: Embedder, store: MemoryStore
-) -> int:
-    """Embed and upsert; names introduced anywhere in the batch tag every memory mentioning them."""
+) -> list[Memory]:
+    """Embed and upsert; names introduced anywhere in the batch tag every memory mentioning them.
+    Returns what was stored (those with ``tags_pending`` still need the tagging job)."""
     known = {name for line in lines for name in entities.names_in(line.text)}
     known |= {
         line.subject for line in lines if line.subject and line.subject not in entities.RELATIONS
@@ -92,8 +96,8 @@ def import_memories(
     for start in range(0, len(memories), BATCH):
         chunk = memories[start : start + BATCH]
         store.upsert(chunk, embedder.embed([m.text for m in chunk]))
-    return len(memories)
+    return memories
 
 
 def import_file(path: Path, person: PersonId, embedder: Embedder, store: MemoryStore) -> int:
-    return import_memories(parse_lines(path.read_text().splitlines()), person, embedder, store)
+    return len(import_memories(parse_lines(path.read_text().splitlines()), person, embedder, store))

@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -117,7 +117,7 @@ class MemoryWriter:
 
     async def _mark_for_tagging(self, person: PersonId, key: str) -> None:
         if self.redis is not None:
-            await self.redis.sadd(keys.retag(person), key)
+            await mark_for_tagging(self.redis, person, [key])
 
     async def changed(self, person: PersonId, key: str) -> None:
         """A memory whose text changed (supersede): tag it again, as a new one."""
@@ -125,7 +125,17 @@ class MemoryWriter:
         await self.request_tags(person)
 
     async def request_tags(self, person: PersonId) -> None:
-        try:
-            await self.tags.request(person)
-        except Exception as exc:  # the memory stays in the retag set: the next job tags it
-            log.warning("memory.tag_request_failed", person=person, error=repr(exc))
+        await request_tags(self.tags, person)
+
+
+async def mark_for_tagging(redis: Redis, person: PersonId, memory_keys: Sequence[str]) -> None:
+    """Put memories written with default tags in the person's retag set."""
+    if memory_keys:
+        await redis.sadd(keys.retag(person), *memory_keys)
+
+
+async def request_tags(tags: TagRequests, person: PersonId) -> None:
+    try:
+        await tags.request(person)
+    except Exception as exc:  # the memory stays in the retag set: the next job tags it
+        log.warning("memory.tag_request_failed", person=person, error=repr(exc))

@@ -11,6 +11,7 @@ import hmac
 import time
 from collections.abc import Awaitable, Callable
 
+from redis.asyncio import Redis
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -18,6 +19,7 @@ from starlette.routing import Route
 from memory.identity import IdentityError
 from memory.importer import LineError, import_memories, parse_lines
 from memory.schema import PersonId
+from memory.writes import NoTagging, TagRequests, mark_for_tagging, request_tags
 from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
@@ -39,7 +41,14 @@ def _guarded(token: str, handler: Handler) -> Handler:
     return guarded
 
 
-def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
+def admin_routes(
+    memory: MemoryEngine | None,
+    token: str,
+    redis: Redis | None = None,
+    tags: TagRequests | None = None,
+) -> list[Route]:
+    tags = tags or NoTagging()
+
     async def recall(request: Request) -> Response:
         if memory is None:
             return _no_memory()
@@ -61,8 +70,15 @@ def admin_routes(memory: MemoryEngine | None, token: str) -> list[Route]:
             lines = parse_lines(str(body.get("jsonl", "")).splitlines())
         except LineError as exc:
             return JSONResponse({"error": str(exc), "line": exc.line}, 400)
-        count = import_memories(lines, PersonId(person), memory.embedder, memory.store)
-        return JSONResponse({"imported": count, "person": person})
+        who = PersonId(person)
+        stored = import_memories(lines, who, memory.embedder, memory.store)
+        pending = [m.key for m in stored if m.tags_pending]
+        if pending and redis is not None:  # lines without a class: tagged by the worker's job
+            await mark_for_tagging(redis, who, pending)
+            await request_tags(tags, who)
+        return JSONResponse(
+            {"imported": len(stored), "person": person, "tags_pending": len(pending)}
+        )
 
     return [
         Route("/admin/memory/recall", _guarded(token, recall), methods=["POST"]),

@@ -26,6 +26,7 @@ from server.device.traces import TraceStore
 from server.devices import DeviceRegistry
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
+from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000
@@ -135,7 +136,7 @@ def _admin(services: HttpServices) -> list[Route]:
     redis = services.devices.redis
     traces = TraceStore(redis, services.settings.session.trace_ttl_s)
     return [
-        *admin_routes(services.memory, services.admin_token),
+        *admin_routes(services.memory, services.admin_token, redis, ArqTagRequests(redis)),
         *person_routes(PersonMap(redis), services.admin_token),
         *trace_routes(traces, services.admin_token),
         *status_routes(services.status, services.admin_token),

@@ -73,10 +73,17 @@ def import_(
             raise typer.Exit(1) from exc
         engine = build_memory(settings)
         try:
-            count = import_memories(lines, PersonId(person), engine.embedder, engine.store)
+            stored = import_memories(lines, PersonId(person), engine.embedder, engine.store)
             engine.index()
         finally:
             engine.close()
+        count = len(stored)
+        pending = sum(m.tags_pending for m in stored)
+        if pending:  # no running Hearth, so no worker to ask
+            console.print(
+                f"{pending} lines had no cls: stored as facts with tags pending; import them "
+                "through a running Hearth (`hearth up`) to have them tagged"
+            )
     console.print(f"imported {count} memories for {person}")
 
 

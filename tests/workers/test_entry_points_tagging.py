@@ -1,17 +1,22 @@
-"""Every entry point writes through memory.writes and queues the same tagging: a safety
-sentence stored through the memory API or MCP ``memory_add`` is tagged by the worker's job and
+"""Every entry point queues the same tagging (memory.writes): a safety sentence stored through
+the memory API or MCP ``memory_add`` is tagged by the worker's job and
 is in the safety group of the next device turn's recall (it used to stay ``fact`` forever when
-stored through ``POST /store``). The write path's own sessions are covered in test_writepath."""
+stored through ``POST /store``), and so is an imported line without a class. The write path's own
+sessions are covered in test_writepath; the console writes no memories (it deletes them)."""
 
 from __future__ import annotations
 
 import time
 
+import httpx
+import orjson
 import pytest
+from starlette.applications import Starlette
 
 from config import keys
 from memory.registry import Speakers
 from memory.schema import MemoryClass, PersonId
+from server.admin import admin_routes
 from server.api.idempotency import WriteTracker
 from server.api.service import MemoryService
 from server.mcp.endpoints import AgentMemory
@@ -64,3 +69,19 @@ async def test_a_tagging_job_with_nothing_pending_calls_no_llm(rig: WriteRig) ->
     await ArqTagRequests(rig.redis).request(ZHANG)
     assert await rig.run_worker() == 1
     assert rig.script.calls == []
+
+
+async def test_an_import_without_classes_is_tagged_and_reaches_the_safety_group(
+    rig: WriteRig,
+) -> None:
+    rig.script.tags = {ALLERGY: ("safety", "volume", None, "老婆")}
+    routes = admin_routes(rig.memory, "admin-token", rig.redis, ArqTagRequests(rig.redis))  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=Starlette(routes=routes))
+    async with httpx.AsyncClient(transport=transport, base_url="http://hearth") as client:
+        jsonl = orjson.dumps({"text": ALLERGY}).decode()  # no cls: the worker decides
+        response = await client.post(
+            "/admin/memory/import", json={"person": "zhang", "jsonl": jsonl},
+            headers={"Authorization": "Bearer admin-token"},
+        )  # fmt: skip
+    assert response.json() == {"imported": 1, "person": "zhang", "tags_pending": 1}
+    await _tagged_into_the_safety_group(rig)
