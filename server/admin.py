@@ -16,9 +16,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from memory.identity import IdentityError
+from memory.identity import IdentityError, person_id
 from memory.importer import LineError, import_memories, parse_lines
-from memory.schema import PersonId
 from memory.writes import NoTagging, TagRequests, mark_for_tagging, request_tags
 from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
@@ -56,7 +55,11 @@ def admin_routes(
         person, question = str(body.get("person", "")), str(body.get("question", ""))
         if not person or not question:
             return JSONResponse({"error": "person and question are required"}, 400)
-        result = await memory.read_path.recall(PersonId(person), question, time.time())
+        try:
+            who = person_id(person)
+        except IdentityError as exc:
+            return JSONResponse({"error": exc.message}, 400)
+        result = await memory.read_path.recall(who, question, time.time())
         return JSONResponse(result.as_json())
 
     async def import_(request: Request) -> Response:
@@ -70,7 +73,10 @@ def admin_routes(
             lines = parse_lines(str(body.get("jsonl", "")).splitlines())
         except LineError as exc:
             return JSONResponse({"error": str(exc), "line": exc.line}, 400)
-        who = PersonId(person)
+        try:
+            who = person_id(person)
+        except IdentityError as exc:
+            return JSONResponse({"error": exc.message}, 400)
         stored = import_memories(lines, who, memory.embedder, memory.store)
         pending = [m.key for m in stored if m.tags_pending]
         if pending and redis is not None:  # lines without a class: tagged by the worker's job

@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from config import keys
 from memory.identity import IdentityError, person_id, registrable
 from memory.registry import Stores
+from memory.schema import PersonId
 from server.auth import MAC_PATTERN, normalise_mac
 
 BENCH_PERSON = "bench"
@@ -27,18 +28,18 @@ class PersonMapError(IdentityError):
     IdentityError of their rule)."""
 
 
-def default_person(device_id: str) -> str:
-    return f"device-{normalise_mac(device_id).replace(':', '')}"
+def default_person(device_id: str) -> PersonId:
+    return PersonId(f"device-{normalise_mac(device_id).replace(':', '')}")
 
 
 class PersonMap:
     def __init__(self, redis: Redis) -> None:
         self.redis = redis
 
-    async def resolve(self, device_id: str) -> str:
+    async def resolve(self, device_id: str) -> PersonId:
         """The person for a connecting device (one Redis read, every time)."""
         mapped = await self.redis.hget(keys.PERSON_MAP, normalise_mac(device_id))
-        return mapped.decode() if mapped else default_person(device_id)
+        return PersonId(mapped.decode()) if mapped else default_person(device_id)
 
     async def map(self, device_id: str, person: str) -> str:
         device = normalise_mac(device_id)

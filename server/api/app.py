@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 from config.settings import ApiSettings
 from memory.identity import PERSON_PATTERN
 from memory.registry import ApiKey, ApiKeys, Speakers, Stores
+from memory.schema import PersonId
 from server.api import errors
 from server.api.errors import ApiError, ErrorType
 from server.api.idempotency import REPLAYED_HEADER, Idempotency, Outcome, WriteTracker, fingerprint
@@ -194,7 +195,7 @@ def build_api(ctx: ApiContext) -> FastAPI:
 
     Caller = Annotated[ApiKey, Depends(caller)]
 
-    async def store_of(key: ApiKey, raw: str) -> str:
+    async def store_of(key: ApiKey, raw: str) -> PersonId:
         store = store_id(raw)
         if not key.may_use(store) or await ctx.stores.get(store) is None:
             raise errors.store_not_found(raw)

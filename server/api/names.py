@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from memory import identity
 from memory.identity import DEFAULT_STORE, ME, IdentityError
+from memory.schema import PersonId
 from server.api.errors import ApiError, invalid
 
 T = TypeVar("T")
@@ -20,7 +21,7 @@ def _as_api_error(check: Callable[[str], T], raw: str) -> T:
         raise invalid(exc.message, **exc.fields) from exc
 
 
-def store_id(raw: str) -> str:
+def store_id(raw: str) -> PersonId:
     """The canonical store id (= the memory person)."""
     return _as_api_error(lambda value: identity.person_id(value, "user_id"), raw)
 

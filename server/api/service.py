@@ -86,12 +86,12 @@ class MemoryService:
     def clock(self, clock: Callable[[], float]) -> None:
         self.writer.clock = clock
 
-    def _lock(self, store: str) -> contextlib.AbstractAsyncContextManager[None]:
+    def _lock(self, store: PersonId) -> contextlib.AbstractAsyncContextManager[None]:
         """The duplicate check and the write it guards run as one step per store, across every
         server process and the write path's workers (memory.writes: the one lock entry point)."""
-        return self.writer.locked(PersonId(store))
+        return self.writer.locked(store)
 
-    async def _check_speaker(self, store: str, speaker: str | None, *, for_read: bool) -> None:
+    async def _check_speaker(self, store: PersonId, speaker: str | None, *, for_read: bool) -> None:
         if speaker is None or speaker == ME or await self.speakers.registered(store, speaker):
             return
         raise (
@@ -112,12 +112,12 @@ class MemoryService:
     # ---- writes -----------------------------------------------------------------------------
 
     async def store_memory(
-        self, store: str, content: str, speaker: str | None, tracker: WriteTracker
+        self, store: PersonId, content: str, speaker: str | None, tracker: WriteTracker
     ) -> dict[str, Any]:
         text = self._content(content)
         await self._check_speaker(store, speaker, for_read=False)
         written = await self.writer.remember(
-            PersonId(store), text, source=SOURCE, speaker=speaker, before_write=tracker.begin
+            store, text, source=SOURCE, speaker=speaker, before_write=tracker.begin
         )
         if isinstance(written, Duplicate):
             return self._duplicate(written.existing, written.score, speaker)
@@ -133,10 +133,10 @@ class MemoryService:
         return {"id": "", "status": "duplicate", "note": note, "duplicate_of": existing.key}
 
     async def supersede(
-        self, store: str, memory_id: str, content: str, tracker: WriteTracker
+        self, store: PersonId, memory_id: str, content: str, tracker: WriteTracker
     ) -> dict[str, Any]:
         text = self._content(content)
-        person = PersonId(store)
+        person = store
         [vector] = await embed_async(self.embedder, [text])
         async with self._lock(store):
             old = await self._one(person, memory_id)
@@ -155,9 +155,9 @@ class MemoryService:
         return {"id": new.key, "status": "superseded", "memory": memory_json(new)}
 
     async def forget(
-        self, store: str, memory_id: str | None, everything: bool, tracker: WriteTracker
+        self, store: PersonId, memory_id: str | None, everything: bool, tracker: WriteTracker
     ) -> dict[str, Any]:
-        person = PersonId(store)
+        person = store
         async with self._lock(store):
             if everything:
                 count = await store_call(self.store, self.store.count, person)
@@ -178,9 +178,9 @@ class MemoryService:
             )
         return found[0]
 
-    async def untag(self, store: str, speaker: str) -> int:
+    async def untag(self, store: PersonId, speaker: str) -> int:
         """Remove a speaker's tag from every memory that carries it (the memories stay)."""
-        person, untagged = PersonId(store), 0
+        person, untagged = store, 0
         while True:
             batch = await store_call(self.store, self.store.newest, person, speaker, None, 256)
             if not batch:
@@ -193,17 +193,17 @@ class MemoryService:
     # ---- reads ------------------------------------------------------------------------------
 
     async def search(
-        self, store: str, query: str, speaker: str | None, limit: int
+        self, store: PersonId, query: str, speaker: str | None, limit: int
     ) -> dict[str, Any]:
         text = self._content(query)
         await self._check_speaker(store, speaker, for_read=True)
         [vector] = await embed_async(self.embedder, [text])
         search = Search(vector, limit, speaker=speaker)
-        [hits] = await search_async(self.store, PersonId(store), [search], self.clock())
+        [hits] = await search_async(self.store, store, [search], self.clock())
         return {"memories": [memory_json(h.memory, h.score) for h in hits]}
 
     async def by_speaker(
-        self, store: str, speaker: str, limit: int, before: str | None, skip_ids: list[str]
+        self, store: PersonId, speaker: str, limit: int, before: str | None, skip_ids: list[str]
     ) -> dict[str, Any]:
         await self._check_speaker(store, speaker, for_read=True)
         cutoff = parse_iso(before) if before else None
@@ -211,7 +211,7 @@ class MemoryService:
         fetched = await store_call(
             self.store,
             self.store.newest,
-            PersonId(store),
+            store,
             speaker,
             None if cutoff is None else cutoff + 1e-6,
             limit + len(skip) + 1,
@@ -239,8 +239,8 @@ class MemoryService:
             "next_skip_ids": next_skip,
         }
 
-    async def speaker_counts(self, store: str, names: list[str]) -> dict[str, int]:
-        person = PersonId(store)
+    async def speaker_counts(self, store: PersonId, names: list[str]) -> dict[str, int]:
+        person = store
         return {
             name: await store_call(self.store, self.store.count, person, name) for name in names
         }

@@ -56,8 +56,8 @@ def import_(
     person: Annotated[str, typer.Option("--person", "-p", help="the person (store) to load into")],
 ) -> None:
     """Load memories from JSON Lines (no LLM call). Importing twice stores nothing twice."""
+    from memory.identity import person_id
     from memory.importer import LineError, import_memories, parse_lines
-    from memory.schema import PersonId
     from server.memory.engine import build_memory
 
     settings = _settings()
@@ -73,7 +73,7 @@ def import_(
             raise typer.Exit(1) from exc
         engine = build_memory(settings)
         try:
-            stored = import_memories(lines, PersonId(person), engine.embedder, engine.store)
+            stored = import_memories(lines, person_id(person), engine.embedder, engine.store)
             engine.index()
         finally:
             engine.close()
@@ -96,7 +96,7 @@ def recall(
     """Run exactly the read path a device turn runs and show what it would inject."""
     import asyncio
 
-    from memory.schema import PersonId
+    from memory.identity import person_id
     from server.memory.engine import build_memory
 
     settings = _settings()
@@ -106,7 +106,7 @@ def recall(
     else:
         engine = build_memory(settings)
         try:
-            data = asyncio.run(engine.read_path.recall(PersonId(person), question)).as_json()
+            data = asyncio.run(engine.read_path.recall(person_id(person), question)).as_json()
         finally:
             engine.close()
     if as_json:

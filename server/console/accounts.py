@@ -13,6 +13,8 @@ import orjson
 from redis.asyncio import Redis
 
 from config import keys
+from memory.identity import IdentityError, person_id
+from memory.schema import PersonId
 
 # scrypt: memory-hard; N=2**14, r=8 is ~16 MB and ~50 ms per check on this machine class.
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
@@ -24,7 +26,7 @@ MIN_PASSWORD = 10
 @dataclass(frozen=True, slots=True)
 class Account:
     name: str
-    person: str
+    person: PersonId
     admin: bool
 
 
@@ -63,16 +65,20 @@ class Accounts:
             raise AccountError("name and person are required")
         if len(password) < MIN_PASSWORD:
             raise AccountError(f"the password needs at least {MIN_PASSWORD} characters")
-        record = {**hash_password(password), "person": person.strip(), "admin": admin}
+        try:
+            who = person_id(person.strip())
+        except IdentityError as exc:
+            raise AccountError(exc.message) from exc
+        record = {**hash_password(password), "person": who, "admin": admin}
         await self.redis.hset(keys.CONSOLE_USERS, name, orjson.dumps(record).decode())  # type: ignore[misc]
-        return Account(name, person.strip(), admin)
+        return Account(name, who, admin)
 
     async def get(self, name: str) -> Account | None:
         raw = await self.redis.hget(keys.CONSOLE_USERS, name)  # type: ignore[misc]
         if raw is None:
             return None
         record = orjson.loads(raw)
-        return Account(name, record["person"], bool(record["admin"]))
+        return Account(name, PersonId(record["person"]), bool(record["admin"]))
 
     async def login(self, name: str, password: str) -> Account | None:
         """The account when the password matches. Raises RateLimited after MAX_FAILURES recent
@@ -92,7 +98,7 @@ class Accounts:
                 await pipe.execute()
             return None
         await self.redis.delete(failures_key)
-        return Account(name, record["person"], bool(record["admin"]))
+        return Account(name, PersonId(record["person"]), bool(record["admin"]))
 
 
 _DUMMY = hash_password("not-a-real-password", salt=b"\0" * 16)

@@ -27,7 +27,7 @@ from starlette.templating import Jinja2Templates
 
 from config import keys
 from memory.identity import IdentityError
-from memory.schema import Memory, MemoryClass, MemoryId, PersonId
+from memory.schema import Memory, MemoryClass, MemoryId
 from memory.store import store_call
 from server.auth import TokenAuthority
 from server.console.accounts import Account, Accounts, RateLimited
@@ -151,7 +151,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
 
     @viewer
     async def memories(request: Request, account: Account, session: Session) -> Response:
-        person = PersonId(account.person)
+        person = account.person
         params = request.query_params
         q, speaker = params.get("q", "").strip(), params.get("speaker", "")
         cls, source = params.get("cls", ""), params.get("source", "")
@@ -185,7 +185,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
         if not ids:
             return []
         return list(await store_call(ctx.memory.store, ctx.memory.store.get,
-                                     PersonId(account.person), ids))  # fmt: skip
+                                     account.person, ids))  # fmt: skip
 
     async def confirm_delete(request: Request) -> Response:
         checked = await guarded_form(request)
@@ -206,7 +206,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
         account, session, form = checked
         doomed = await own(account, form)
         if doomed:
-            await store_call(ctx.memory.store, ctx.memory.store.delete, PersonId(account.person),
+            await store_call(ctx.memory.store, ctx.memory.store.delete, account.person,
                              [m.key for m in doomed])  # fmt: skip
         log.info("console.deleted", user=account.name, person=account.person,
                  memories=[m.text for m in doomed])  # fmt: skip
@@ -219,7 +219,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
     async def speakers(request: Request, account: Account, session: Session) -> Response:
         from memory.registry import Speakers
 
-        person = PersonId(account.person)
+        person = account.person
         rows = []
         for name, at in sorted((await Speakers(ctx.redis).all(account.person)).items()):
             count = await store_call(ctx.memory.store, ctx.memory.store.count, person, name)

@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from memory.schema import PersonId
 from providers.errors import ProviderError
 from providers.opus import OpusEncoder
 from server import metrics
@@ -71,10 +72,10 @@ class SessionEndHook(Protocol):
     async def session_ended(self, record: SessionRecord) -> None: ...
 
 
-PersonResolver = Callable[[str], Awaitable[str]]
+PersonResolver = Callable[[str], Awaitable[PersonId]]
 
 
-async def own_person(device_id: str) -> str:
+async def own_person(device_id: str) -> PersonId:
     """The unmapped-device policy: each device is its own person (see server.persons)."""
     return default_person(device_id)
 
@@ -117,7 +118,7 @@ class DeviceSession:
         )
         self.conversation = Conversation(services.turn.session.history_turns)
         self.mcp: DeviceMcpClient | None = None
-        self.person = ""
+        self.person = PersonId("")
         self._send_lock = asyncio.Lock()
         self._turn: asyncio.Task[None] | None = None
         self._background: set[asyncio.Task[None]] = set()

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.schema import PersonId
 from server.device.traces import TurnTrace
 
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
@@ -17,7 +18,7 @@ ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    person: str
+    person: PersonId
     device_id: str
     session_id: str
     trace: TurnTrace = field(default_factory=TurnTrace)  # this turn's, filled as it runs

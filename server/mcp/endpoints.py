@@ -26,6 +26,7 @@ from redis.asyncio import Redis
 from starlette.applications import Starlette
 
 from config.settings import HearthSettings
+from memory.identity import person_id
 from memory.schema import PersonId
 from memory.writes import Duplicate, MemoryWriter, NoTagging
 from server.device.tools import ToolContext
@@ -71,9 +72,8 @@ def caller() -> McpIdentity:
     if access is None or not access.claims:
         raise PermissionError("no authenticated caller")
     endpoint: Endpoint = "agent" if "agent" in access.scopes else "device"
-    return McpIdentity(
-        access.client_id, str(access.claims["person"]), str(access.claims["source"]), endpoint
-    )
+    person = PersonId(str(access.claims["person"]))  # from the token record (McpTokens)
+    return McpIdentity(access.client_id, person, str(access.claims["source"]), endpoint)
 
 
 class AgentMemory:
@@ -90,7 +90,7 @@ class AgentMemory:
         self._safety = check_safety_tool(memory.embedder, memory.store)
 
     async def search(self, who: McpIdentity, query: str, limit: int) -> dict[str, Any]:
-        recall = await self.memory.read_path.recall(PersonId(who.person), query[:500])
+        recall = await self.memory.read_path.recall(who.person, query[:500])
         found = [*recall.safety, *recall.related][: max(1, min(limit, 20))]
         log.info("mcp.search", person=who.person, client=who.name, query=query, hits=len(found))
         return {"memories": [r.as_json() for r in found], "prompt_block": recall.block}
@@ -102,9 +102,7 @@ class AgentMemory:
         text = " ".join(text.split())[:2000]
         if not text:
             raise ValueError("text is empty")
-        written = await self.writer.remember(
-            PersonId(who.person), text, source=who.source, speaker=speaker
-        )
+        written = await self.writer.remember(who.person, text, source=who.source, speaker=speaker)
         if isinstance(written, Duplicate):
             existing = written.existing
             return {"status": "duplicate", "duplicate_of": existing.key,
@@ -197,7 +195,7 @@ async def serve_stdio(settings: HearthSettings, person: str) -> None:
     redis = Redis.from_url(url) if url else None
     try:
         tools = AgentMemory(memory, redis, settings.api.duplicate_threshold)
-        identity = McpIdentity("stdio", person, settings.mcp.stdio_source, "agent")
+        identity = McpIdentity("stdio", person_id(person), settings.mcp.stdio_source, "agent")
         server: MCPServer[Any] = MCPServer(name="hearth-agent", instructions=INSTRUCTIONS)
         register_tools(server, tools, lambda: identity, "agent")
         await server.run_stdio_async()

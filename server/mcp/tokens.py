@@ -14,6 +14,7 @@ import orjson
 from redis.asyncio import Redis
 
 from config import keys
+from memory.schema import PersonId
 
 Endpoint = Literal["agent", "device"]
 TOKEN_PREFIX = "hmcp_"
@@ -24,7 +25,7 @@ TOKEN_PREFIX = "hmcp_"
 @dataclass(frozen=True, slots=True)
 class McpIdentity:
     name: str
-    person: str
+    person: PersonId
     source: str
     endpoint: Endpoint
 
@@ -56,7 +57,8 @@ class McpTokens:
         if raw is None:
             return None
         record = orjson.loads(raw)
-        return McpIdentity(record["name"], record["person"], record["source"], record["endpoint"])
+        person = PersonId(record["person"])  # stored by create() from a checked id
+        return McpIdentity(record["name"], person, record["source"], record["endpoint"])
 
     async def all(self) -> list[dict[str, Any]]:
         raw = await self.redis.hgetall(keys.MCP_TOKENS)  # type: ignore[misc]

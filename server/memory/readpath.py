@@ -152,7 +152,7 @@ class ReadPath:
 
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
         """PromptContributor for device turns: recall, log what was injected, return the block."""
-        recall = await self.recall(PersonId(context.person), utterance)
+        recall = await self.recall(context.person, utterance)
         log.info(
             "readpath.injected",
             person=context.person,

@@ -48,9 +48,7 @@ async def safety_constraints(
 def check_safety_tool(embedder: Embedder, store: MemoryStore) -> ServerTool:
     async def handler(arguments: dict[str, Any], context: ToolContext) -> str:
         topic = str(arguments.get("topic", ""))[:200]
-        found = await safety_constraints(
-            embedder, store, PersonId(context.person), topic, time.time()
-        )
+        found = await safety_constraints(embedder, store, context.person, topic, time.time())
         log.info(
             "check_safety", person=context.person, topic=topic, constraints=[t for _, t in found]
         )
