@@ -1,0 +1,84 @@
+"""The memory API's request bodies (pydantic: validation and the OpenAPI document come from
+these). Unknown fields are refused; text must be valid Unicode without NUL."""
+
+import uuid
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from memory.identity import DEFAULT_STORE, PERSON_PATTERN
+
+
+def _utf8(value: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError("text must be valid Unicode (no lone surrogates)") from exc
+    if "\x00" in value:
+        raise ValueError("text must not contain NUL characters")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_utf8)]
+StoreId = Annotated[
+    str,
+    Field(
+        description="The store: 1-64 ASCII letters, digits, '.', '_', '-', starting with a "
+        "letter or digit; ids differing only by case name one store",
+        pattern=PERSON_PATTERN.pattern,
+        examples=["default"],
+    ),
+]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CollectionBody(_Body):
+    user_id: StoreId
+
+
+class StoreMetadata(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    speaker: Text | None = Field(None, description="A registered speaker, or 'me'")
+
+
+class StoreBody(_Body):
+    user_id: StoreId
+    content: Annotated[Text, Field(min_length=1, examples=["我老婆对海鲜过敏"])]
+    metadata: StoreMetadata | None = None
+
+
+class SearchBody(_Body):
+    user_id: StoreId
+    query: Text
+    speaker: Text | None = None
+    limit: int = Field(10, ge=1, le=100)
+
+
+class SpeakerBody(_Body):
+    user_id: StoreId = DEFAULT_STORE
+    speaker: Text
+
+
+class BySpeakerBody(_Body):
+    user_id: StoreId = DEFAULT_STORE
+    speaker: Text
+    limit: int = Field(50, ge=1, le=200)
+    before: Text | None = Field(None, description="next_before of the previous page")
+    skip_ids: list[uuid.UUID] = Field(
+        default_factory=list, max_length=1000, description="next_skip_ids of the previous page"
+    )
+
+
+class SupersedeBody(_Body):
+    user_id: StoreId
+    memory_id: uuid.UUID
+    content: Text
+
+
+class ForgetBody(_Body):
+    user_id: StoreId
+    memory_id: uuid.UUID | None = None
+    all: bool = Field(False, description="forget every memory in the store")

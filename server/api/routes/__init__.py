@@ -1,0 +1,1 @@
+"""The memory API's routes, one module per resource."""

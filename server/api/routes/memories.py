@@ -1,0 +1,64 @@
+"""Memories: store, search, by-speaker pages, supersede, forget.
+
+No ``from __future__ import annotations``: FastAPI reads route annotations at definition time."""
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from server.api import errors
+from server.api.bodies import BySpeakerBody, ForgetBody, SearchBody, StoreBody, SupersedeBody
+from server.api.deps import PREFIX, Caller, Ctx, answer, read, store_of
+from server.api.names import speaker_name
+
+router = APIRouter()
+
+
+@router.post(f"{PREFIX}/store", summary="Store one memory")
+async def store(request: Request, body: StoreBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    raw = body.metadata.speaker if body.metadata else None
+    speaker = speaker_name(raw) if raw is not None else None
+    return await answer(
+        ctx, request, key, lambda t: ctx.service.store_memory(user, body.content, speaker, t)
+    )
+
+
+@router.post(f"{PREFIX}/search", summary="Search memories, optionally one speaker's")
+async def search(request: Request, body: SearchBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    speaker = speaker_name(body.speaker) if body.speaker is not None else None
+    return await read(request, await ctx.service.search(user, body.query, speaker, body.limit))
+
+
+@router.post(f"{PREFIX}/by-speaker", summary="What one speaker said, newest first")
+async def by_speaker(request: Request, body: BySpeakerBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    found = await ctx.service.by_speaker(
+        user,
+        speaker_name(body.speaker),
+        body.limit,
+        body.before,
+        [str(i) for i in body.skip_ids],
+    )
+    return await read(request, found)
+
+
+@router.post(f"{PREFIX}/supersede", summary="Replace a memory's text (old text kept in history)")
+async def supersede(request: Request, body: SupersedeBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    return await answer(
+        ctx,
+        request,
+        key,
+        lambda t: ctx.service.supersede(user, str(body.memory_id), body.content, t),
+    )
+
+
+@router.post(f"{PREFIX}/forget", summary="Forget one memory, or every memory of a store")
+async def forget(request: Request, body: ForgetBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    if (body.memory_id is None) == (not body.all):
+        raise errors.invalid("send exactly one of memory_id or all: true.", param="memory_id")
+    memory_id = str(body.memory_id) if body.memory_id else None
+    forget_ = ctx.service.forget
+    return await answer(ctx, request, key, lambda t: forget_(user, memory_id, body.all, t))
