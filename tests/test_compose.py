@@ -95,5 +95,6 @@ def test_missing_secret_is_refused() -> None:
 
 def test_dockerfile_installs_the_project_and_runs_hearth() -> None:
     text = (ROOT / "Dockerfile").read_text()
-    assert "pip install --no-cache-dir ." in text and "espeak-ng" in text
+    assert "pip install --no-cache-dir -c constraints.txt ." in text and "espeak-ng" in text
+    assert "COPY memory ./memory" in text  # every top-level package goes into the image
     assert 'CMD ["hearth", "serve"]' in text
