@@ -150,3 +150,17 @@ def bench_voice(
 
     settings = settings_or_exit()
     run_async(lambda: bench_main(settings, runs))
+
+
+@bench_app.command("engine")
+def bench_engine(
+    site: Annotated[
+        list[Path], typer.Option(help="another build: an unpacked llama-cpp-python wheel folder")
+    ] = [],  # noqa: B006
+    rounds: Annotated[int, typer.Option(help="times the builds are alternated")] = 2,
+    reps: Annotated[int, typer.Option(help="measurements per round")] = 3,
+) -> None:
+    """The local LLM engine's prompt and generation tokens/s, installed build vs others."""
+    from bench.engine import main as bench_main
+
+    bench_main(settings_or_exit(), site, rounds, reps)
