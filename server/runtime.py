@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import signal
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,9 @@ from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
 
 log = structlog.get_logger(__name__)
+# arq 0.28's Worker.close() calls redis-py's deprecated close(): not ours to fix, and not for the
+# console on Ctrl-C
+warnings.filterwarnings("ignore", "Call to deprecated close", DeprecationWarning, r"arq\.")
 SERVER_STOP_S = 5.0
 Mode = Literal["up", "serve"]
 
