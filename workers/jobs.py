@@ -24,9 +24,10 @@ from redis.exceptions import RedisError
 from config import keys
 from memory.schema import PersonId
 from providers.errors import ProviderError, TransientProviderError
+from workers.context import worker_context
 from workers.contract import SessionJob
 from workers.failures import DeadLetters
-from workers.gate import AlwaysUp, LLMGate
+from workers.gate import LLMGate
 from workers.writepath import Outcome, WritePath, parse_job
 
 log = structlog.get_logger(__name__)
@@ -54,22 +55,22 @@ async def archive(redis: Redis, job: SessionJob) -> int:
 async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[str, Any]:
     """Archive the transcript, then run the write path (when memory is enabled)."""
     redis: Redis = ctx["redis"]
+    hearth = worker_context(ctx)
     job_id = str(ctx.get("job_id", record.get("session_id", "?")))
     tries = int(ctx.get("job_try", 1))
-    max_tries = int(ctx.get("max_tries", 5))
+    max_tries = hearth.max_tries
     try:
         job = parse_job(record)
         utterances = await archive(redis, job)
-        write_path: WritePath | None = ctx.get("write_path")
+        write_path = hearth.write_path
         if write_path is None:
             return {"session_id": job.session_id, "archived": utterances}
-        gate: LLMGate = ctx.get("llm_gate") or AlwaysUp()
-        async with asyncio.timeout(float(ctx.get("budget_s", 1770))):
-            outcome = await _remember_when_llm_up(write_path, job, gate, job_id)
+        async with asyncio.timeout(hearth.budget_s):
+            outcome = await _remember_when_llm_up(write_path, job, hearth.llm_gate, job_id)
         return outcome.as_json()
     except TRANSIENT as exc:
         if tries < max_tries:
-            delay = float(ctx.get("retry_base_s", 2.0)) * 2 ** (tries - 1)
+            delay = hearth.retry_base_s * 2 ** (tries - 1)
             log.warning("job.retry", job=job_id, tries=tries, in_s=delay, error=repr(exc))
             raise Retry(defer=delay) from exc
         await _give_up(redis, job_id, record, exc, "exhausted", tries)
@@ -83,13 +84,13 @@ async def tag_pending(ctx: dict[str, Any], person: str) -> dict[str, Any]:
     """Tag what any entry point stored for ``person`` with default tags (memory.writes). A
     failure leaves them pending in the retag set, where the next job (this or a session's)
     finds them: nothing is lost, so no retries and no dead letter."""
-    write_path: WritePath | None = ctx.get("write_path")
+    hearth = worker_context(ctx)
+    write_path = hearth.write_path
     if write_path is None:
         return {"person": person, "tagged": 0, "skipped": "write path disabled"}
-    gate: LLMGate = ctx.get("llm_gate") or AlwaysUp()
     try:
-        async with asyncio.timeout(float(ctx.get("budget_s", 1770))):
-            await gate.wait_up()
+        async with asyncio.timeout(hearth.budget_s):
+            await hearth.llm_gate.wait_up()
             outcome = await write_path.tag_pending(PersonId(person))
     except (ProviderError, RedisError, TimeoutError) as exc:
         log.warning("job.tagging_deferred", person=person, error=repr(exc))

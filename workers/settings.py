@@ -12,6 +12,7 @@ from config.settings import HearthSettings
 from memory.engine import MemoryParts, build_core
 from providers.llm import JsonLLM, StructuredLLM
 from workers import mem0_stages
+from workers.context import KEY, WorkerContext, worker_context
 from workers.contract import REMEMBER_SESSION
 from workers.gate import AlwaysUp, LLMGate
 from workers.jobs import remember_session, tag_pending
@@ -64,16 +65,17 @@ def build_worker(
     max_tries = settings.write.max_tries if settings else 5
 
     async def startup(ctx: dict[str, Any]) -> None:
-        ctx["max_tries"] = max_tries
-        ctx["llm_gate"] = llm_gate or AlwaysUp()
-        ctx["budget_s"] = JOB_TIMEOUT_S - 30  # our own deadline first: a timeout is retried
+        hearth = WorkerContext(
+            max_tries=max_tries, budget_s=JOB_TIMEOUT_S - 30, llm_gate=llm_gate or AlwaysUp()
+        )
+        ctx[KEY] = hearth
         if settings is None or not settings.memory.enabled or not settings.write.enabled:
             return  # transcripts are still archived
-        ctx["retry_base_s"] = settings.write.retry_base_s
+        hearth.retry_base_s = settings.write.retry_base_s
         mem0_stages.warm()  # mem0's import takes seconds: not inside the first job
         engine = memory or build_core(settings)
-        ctx["owned_memory"] = engine if memory is None else None
-        ctx["write_path"] = WritePath(
+        hearth.owned_memory = engine if memory is None else None
+        hearth.write_path = WritePath(
             ctx["redis"],
             engine.embedder,
             engine.store,
@@ -83,7 +85,7 @@ def build_worker(
         )
 
     async def shutdown(ctx: dict[str, Any]) -> None:
-        owned: MemoryParts | None = ctx.get("owned_memory")
+        owned = worker_context(ctx).owned_memory
         if owned is not None:
             owned.close()
 
