@@ -222,14 +222,6 @@ def cpu_supports_baseline(cpuinfo_path: Path = Path("/proc/cpuinfo")) -> list[st
         return []
 
 
-def _passes(python: str) -> bool:
-    try:
-        check_libraries(installed_libraries(python))
-    except SystemExit:
-        return False
-    return True
-
-
 def _ensure(args: argparse.Namespace) -> int:
     cache = Path(args.cache) if args.cache else default_cache()
     wheel = None if args.rebuild else cached_wheel(cache)
@@ -237,8 +229,9 @@ def _ensure(args: argparse.Namespace) -> int:
         print(f"building {LLAMA_CPP_PYTHON} {LLAMA_VERSION} (4-7 min on 2 cores): {cmake_args()}")
         wheel = build_wheel(cache, args.python)
     pip = [args.python, "-m", "pip", "install", "-q"]
-    if args.rebuild or not _passes(args.python):  # absent, or an earlier native build
-        subprocess.run([*pip, "--force-reinstall", "--no-deps", str(wheel)], check=True)
+    # always our wheel (a few seconds): whatever was installed before, a native build included,
+    # is replaced, so one scan below decides
+    subprocess.run([*pip, "--force-reinstall", "--no-deps", str(wheel)], check=True)
     constraints = [arg for c in args.constraint for arg in ("-c", c)]
     spec = f"{LLAMA_CPP_PYTHON}[server] @ {wheel.resolve().as_uri()}"
     subprocess.run([*pip, *constraints, spec], check=True)  # the server extra's dependencies

@@ -17,7 +17,9 @@ import subprocess
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import structlog
@@ -54,6 +56,36 @@ def log_tail(path: Path, lines: int = LOG_TAIL_LINES) -> list[str]:
     except OSError:
         return []
     return list(deque(text.splitlines(), maxlen=lines))
+
+
+State = Literal["not started", "starting", "up", "down"]
+
+
+@dataclass
+class PartStatus:
+    name: str
+    state: State = "starting"
+    pid: int | None = None
+    restarts: int = 0
+    last_exit: str | None = None  # "exit status 1", "killed by SIGKILL"
+    last_exit_at: float | None = None
+    next_start_at: float | None = None  # while down: when the next attempt runs
+    since: float = 0.0
+    log_file: str = ""
+
+    def as_json(self, now: float) -> dict[str, object]:
+        data: dict[str, object] = {
+            "name": self.name,
+            "state": self.state,
+            "pid": self.pid,
+            "restarts": self.restarts,
+            "last_exit": self.last_exit,
+            "for_s": round(now - self.since, 1),
+            "log": self.log_file,
+        }
+        if self.next_start_at is not None:
+            data["next_start_in_s"] = round(max(0.0, self.next_start_at - now), 1)
+        return data
 
 
 def free_port(host: str = "127.0.0.1") -> int:

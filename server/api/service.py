@@ -82,10 +82,6 @@ class MemoryService:
     def clock(self) -> Callable[[], float]:
         return self.writer.clock
 
-    @clock.setter
-    def clock(self, clock: Callable[[], float]) -> None:
-        self.writer.clock = clock
-
     def _lock(self, store: PersonId) -> contextlib.AbstractAsyncContextManager[None]:
         """The duplicate check and the write it guards run as one step per store, across every
         server process and the write path's workers (memory.writes: the one lock entry point)."""
