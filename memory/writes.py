@@ -1,13 +1,15 @@
 """One write, every entry point: embed → person lock → duplicate search → build → upsert →
 queue its tagging.
 
-The memory API, MCP ``memory_add`` and the console call ``MemoryWriter.remember``; the same
-person lock (``locked``) guards every read-decide-write of a person's memories, across processes
-(Redis) and within one (an asyncio lock first, so writers queue fairly). Every memory written
-here starts with safe default tags (``tags_pending``) and is put in the person's retag set, and
-a tagging request goes out at once (``TagRequests``: an arq job in Hearth), so a safety sentence
-stored by any entry point reaches the safety group as soon as the worker has tagged it — not at
-the person's next device session.
+The memory API, MCP ``memory_add``, an import and the console call ``MemoryWriter.remember``; the
+write path's merge applies its ADDs and UPDATEs through ``add`` and ``revise`` under one hold of
+``locked``. The same person lock guards every read-decide-write of a person's memories, across
+processes (Redis) and within one (an asyncio lock first, so writers queue fairly). Every memory
+written or revised here starts with safe default tags (``tags_pending``) and is put in the
+person's retag set; ``remember`` sends a tagging request at once (``TagRequests``: an arq job in
+Hearth) and the write path tags in the same job, so a safety sentence stored by any entry point
+reaches the safety group as soon as the worker has tagged it — not at the person's next device
+session.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import structlog
@@ -25,13 +27,12 @@ from redis.asyncio import Redis
 
 from config import keys
 from memory import entities
-from memory.locks import person_lock
+from memory.locks import PersonBusyError, holding_person
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import MemoryStore, Search, search_async, store_call
-from providers.embedder import Embedder, embed_async
+from providers.embedder import Embedder, Vector, embed_async
 
 log = structlog.get_logger(__name__)
-LOCK_HOLD_S = 30.0
 LOCK_WAIT_S = 30.0
 
 
@@ -61,6 +62,10 @@ class Duplicate:
 
 @dataclass
 class MemoryWriter:
+    """The one write. ``remember`` is the whole step for a caller with one text (API, MCP,
+    console); a caller that decides many writes under one hold of the lock (the write path's
+    merge) takes ``locked`` itself and calls ``add`` / ``revise`` inside it."""
+
     embedder: Embedder
     store: MemoryStore
     redis: Redis | None
@@ -70,15 +75,22 @@ class MemoryWriter:
     _local: dict[str, asyncio.Lock] = field(default_factory=dict)
 
     @contextlib.asynccontextmanager
-    async def locked(self, person: PersonId) -> AsyncIterator[None]:
-        """The one lock entry point for a person's read-decide-write."""
+    async def locked(self, person: PersonId, *, wait_s: float = LOCK_WAIT_S) -> AsyncIterator[None]:
+        """The one lock entry point for a person's read-decide-write: an asyncio lock first (so
+        writers in one process queue fairly), then the Redis lease every process shares."""
         local = self._local.setdefault(person, asyncio.Lock())
-        async with local, contextlib.AsyncExitStack() as stack:
-            if self.redis is not None:
-                await stack.enter_async_context(
-                    person_lock(self.redis, person, hold_s=LOCK_HOLD_S, wait_s=LOCK_WAIT_S)
-                )
-            yield
+        try:
+            async with asyncio.timeout(wait_s):
+                await local.acquire()
+        except TimeoutError:
+            raise PersonBusyError(f"person {person!r} stayed locked for {wait_s:.0f} s") from None
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                if self.redis is not None:
+                    await stack.enter_async_context(holding_person(self.redis, person, wait_s))
+                yield
+        finally:
+            local.release()
 
     async def remember(
         self,
@@ -92,37 +104,79 @@ class MemoryWriter:
         """Store ``text`` for ``person`` unless a memory close enough in meaning exists."""
         [vector] = await embed_async(self.embedder, [text])  # outside the lock: ms of CPU
         async with self.locked(person):
-            now = self.clock()
-            search = Search(vector, 1, threshold=self.duplicate_threshold)
-            [hits] = await search_async(self.store, person, [search], now)
-            if hits:
-                return Duplicate(hits[0].memory, hits[0].score)
-            memory = Memory(
-                text=text,
-                person=person,
-                entities=entities.entities_for(text, None),
-                speaker=speaker,
-                source=source,
-                created_at=round(now, 6),
-                id=MemoryId(str(uuid.uuid4())),
-                tags_pending=True,
-            )
-            if before_write is not None:
-                before_write()
-            await store_call(self.store, self.store.upsert, [memory], [vector])
-            await self._mark_for_tagging(person, memory.key)
-        await self.request_tags(person)
+            written = await self.add(
+                person, text, vector, source=source, speaker=speaker,
+                now=round(self.clock(), 6), before_write=before_write,
+            )  # fmt: skip
+        if isinstance(written, Stored):
+            await self.request_tags(person)
+        return written
+
+    async def add(
+        self,
+        person: PersonId,
+        text: str,
+        vector: Vector,
+        *,
+        source: str,
+        speaker: str | None,
+        now: float,
+        memory_id: MemoryId | None = None,
+        before_write: Callable[[], None] | None = None,
+    ) -> Stored | Duplicate:
+        """Under ``locked(person)``: the duplicate check on meaning, then a new memory with
+        default tags, marked for tagging. ``memory_id`` makes a re-run write the same point."""
+        search = Search(vector, 1, threshold=self.duplicate_threshold)
+        [hits] = await search_async(self.store, person, [search], now)
+        if hits:
+            return Duplicate(hits[0].memory, hits[0].score)
+        memory = Memory(
+            text=text,
+            person=person,
+            entities=entities.entities_for(text, None),
+            speaker=speaker,
+            source=source,
+            created_at=now,
+            id=memory_id or MemoryId(str(uuid.uuid4())),
+            tags_pending=True,
+        )
+        if before_write is not None:
+            before_write()
+        await store_call(self.store, self.store.upsert, [memory], [vector])
+        await self._mark_for_tagging(person, memory.key)
         log.info("memory.stored", person=person, source=source, speaker=speaker, text=text)
         return Stored(memory)
+
+    async def revise(
+        self,
+        old: Memory,
+        text: str,
+        vector: Vector,
+        *,
+        now: float,
+        before_write: Callable[[], None] | None = None,
+    ) -> Memory:
+        """Under ``locked(old.person)``: ``old`` with a new text (its source and speaker as
+        given on ``old``), the previous text kept in its history, tagged again as a new memory
+        would be."""
+        new = replace(
+            old,
+            text=text,
+            entities=entities.entities_for(text, old.subject),
+            updated_at=now,
+            history=(*old.history, (old.text, now)),
+            tags_pending=True,
+        )
+        if before_write is not None:
+            before_write()
+        await store_call(self.store, self.store.upsert, [new], [vector])
+        await self._mark_for_tagging(old.person, new.key)
+        log.info("memory.revised", person=old.person, old=old.text, text=text)
+        return new
 
     async def _mark_for_tagging(self, person: PersonId, key: str) -> None:
         if self.redis is not None:
             await mark_for_tagging(self.redis, person, [key])
-
-    async def changed(self, person: PersonId, key: str) -> None:
-        """A memory whose text changed (supersede): tag it again, as a new one."""
-        await self._mark_for_tagging(person, key)
-        await self.request_tags(person)
 
     async def request_tags(self, person: PersonId) -> None:
         await request_tags(self.tags, person)

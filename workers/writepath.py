@@ -6,8 +6,10 @@ idempotent, so arq's at-least-once delivery (a worker killed mid-job) stores not
 - A new memory's id is derived from (session, plan position): applying twice is one point.
 - An UPDATE whose target already holds the new text, and a DELETE of a missing point, are
   no-ops.
-- Merge, apply and patch run under the per-person write lock (shared with the HTTP API), so two
-  jobs for one person never merge concurrently.
+- Merge, apply and patch run under the per-person write lock, and ADD / UPDATE write through
+  the one write (``memory.writes.MemoryWriter``: the lock, the duplicate check, the memory's
+  shape and its retag mark are the API's, MCP's and the console's), so two jobs for one person
+  never merge concurrently and no entry point writes a memory differently.
 """
 
 from __future__ import annotations
@@ -30,10 +32,10 @@ from config import keys
 from config.settings import WriteSettings
 from memory import entities, schema
 from memory.identity import ME
-from memory.locks import holding_person
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryClass, MemoryId, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async, store_call
+from memory.writes import Duplicate, MemoryWriter, NoTagging
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
 from workers import mem0_stages, tagging
@@ -171,6 +173,10 @@ class WritePath:
         self.speaker_limit = speaker_limit
         self.clock: Callable[[], float] = time.time
         self._vectors: OrderedDict[str, Vector] = OrderedDict()
+        # the one write (memory.writes); this job tags what it wrote itself, in the same job
+        self.writer = MemoryWriter(
+            embedder, store, redis, NoTagging(), settings.duplicate_threshold
+        )
 
     async def _embed(self, texts: list[str]) -> list[Vector]:
         """Embed once per text: a fact's vector serves its search and its ADD (bounded cache,
@@ -201,7 +207,7 @@ class WritePath:
         speaker = await self._speaker(session)
         # another job for this person may be mid-merge with its LLM calls: wait that long
         wait = 2 * self.settings.timeout_s
-        async with holding_person(self.redis, session.person, wait_s=wait):
+        async with self.writer.locked(session.person, wait_s=wait):
             plan = await self._plan(session, facts, checkpoint, outcome)
             touched = await self._apply(session, speaker, plan, outcome)
             await self._tag(session, touched, checkpoint, outcome)
@@ -303,22 +309,13 @@ class WritePath:
             job.outcome.added.append(op.id)  # applied by an earlier attempt of this job
             return True
         [vector] = await self._embed([op.text])
-        search = Search(vector, 1, threshold=self.settings.duplicate_threshold)
-        [hits] = await search_async(self.store, job.session.person, [search], self.clock())
-        if hits:
+        written = await self.writer.add(
+            job.session.person, op.text, vector, source=job.session.source,
+            speaker=job.speaker, now=job.now, memory_id=MemoryId(op.id),
+        )  # fmt: skip
+        if isinstance(written, Duplicate):
             job.outcome.duplicates.append(op.text)  # its meaning is already stored
             return False
-        memory = Memory(
-            text=op.text,
-            person=job.session.person,
-            speaker=job.speaker,
-            source=job.session.source,
-            created_at=job.now,
-            id=MemoryId(op.id),
-            entities=entities.entities_for(op.text, None),
-            tags_pending=True,
-        )
-        await store_call(self.store, self.store.upsert, [memory], [vector])
         job.outcome.added.append(op.id)
         return True
 
@@ -332,17 +329,8 @@ class WritePath:
         if not await self._allowed(job, old, op):
             return False
         [vector] = await self._embed([op.text])
-        new = replace(
-            old,
-            text=op.text,
-            speaker=job.speaker,
-            source=job.session.source,
-            updated_at=job.now,
-            history=(*old.history, (old.text, job.now)),
-            entities=entities.entities_for(op.text, old.subject),
-            tags_pending=True,
-        )
-        await store_call(self.store, self.store.upsert, [new], [vector])
+        author = replace(old, speaker=job.speaker, source=job.session.source)
+        await self.writer.revise(author, op.text, vector, now=job.now)
         job.outcome.updated.append(op.id)
         return True
 
@@ -386,7 +374,7 @@ class WritePath:
         under the person lock; nothing pending, no LLM call."""
         outcome = Outcome(f"tag:{person}")
         wait = 2 * self.settings.timeout_s
-        async with holding_person(self.redis, person, wait_s=wait):
+        async with self.writer.locked(person, wait_s=wait):
             day = dt.datetime.fromtimestamp(self.clock()).date()
             await self._tag_ids(person, [], day, None, outcome)
         if outcome.tagged or outcome.tags_pending:

@@ -6,11 +6,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from config.settings import ApiSettings
-from memory import entities, schema
+from memory import schema
 from memory.identity import ME
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryId, PersonId
@@ -137,17 +136,8 @@ class MemoryService:
         async with self._lock(store):
             old = await self._one(person, memory_id)
             now = round(self.clock(), 6)
-            new = replace(
-                old,
-                text=text,
-                entities=entities.entities_for(text, old.subject),
-                updated_at=now,
-                history=(*old.history, (old.text, now)),
-                tags_pending=True,  # the new text is tagged again, as a new memory would be
-            )
-            tracker.begin()
-            await store_call(self.store, self.store.upsert, [new], [vector])
-            await self.writer.changed(person, new.key)
+            new = await self.writer.revise(old, text, vector, now=now, before_write=tracker.begin)
+        await self.writer.request_tags(person)
         return {"id": new.key, "status": "superseded", "memory": memory_json(new)}
 
     async def forget(

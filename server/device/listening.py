@@ -62,7 +62,7 @@ def frame_ms(pcm: bytes) -> int:
 
 class Listener:
     def __init__(self, settings: VadSettings) -> None:
-        self.s = settings
+        self.settings = settings
         self.mode: ListenMode | None = None
         self._pre_roll: deque[bytes] = deque()
         self._pre_roll_ms = 0
@@ -102,7 +102,7 @@ class Listener:
         """``listen detect``: the audio so far was the wake phrase (or is superseded by typed
         text); after a real wake word, the phrase's tail is ignored too."""
         self._reset()
-        self._suppress_ms = self.s.wake_suppress_ms if wake_word else 0
+        self._suppress_ms = self.settings.wake_suppress_ms if wake_word else 0
 
     def flush(self, now: float) -> list[ListenerEvent]:
         """The device went away: whatever speech is buffered is a (partial) utterance."""
@@ -120,8 +120,8 @@ class Listener:
         if self._suppress_ms > 0:  # counted in audio, not wall time: devices send in bursts
             self._suppress_ms -= ms
             return []
-        voiced = voice_probability >= self.s.threshold
-        silent = voice_probability < self.s.threshold - SILENCE_MARGIN
+        voiced = voice_probability >= self.settings.threshold
+        silent = voice_probability < self.settings.threshold - SILENCE_MARGIN
         if self.mode == "manual":
             return self._feed_manual(pcm, ms, voiced, now)
         if not self._in_speech:
@@ -142,10 +142,10 @@ class Listener:
             events += self._maybe_started(now)
         elif silent:
             self._silence_ms += ms
-        if self._silence_ms >= self.s.min_silence_ms:
+        if self._silence_ms >= self.settings.min_silence_ms:
             events += self._finish(EndReason.SILENCE, now)
             self._reset()
-        elif self._speech_ms >= self.s.max_utterance_s * 1000:
+        elif self._speech_ms >= self.settings.max_utterance_s * 1000:
             events += self._finish(EndReason.MAX_LENGTH, now)
             self._reset()
         return events
@@ -158,7 +158,7 @@ class Listener:
             self._voiced_ms += ms
             self._last_voiced_at = now
             events += self._maybe_started(now)
-        if self._speech_ms >= self.s.max_utterance_s * 1000:
+        if self._speech_ms >= self.settings.max_utterance_s * 1000:
             events += self._finish(EndReason.MAX_LENGTH, now)
             self._reset()
         return events
@@ -166,7 +166,7 @@ class Listener:
     # ---- internals ----------------------------------------------------------------------------
 
     def _maybe_started(self, now: float) -> list[ListenerEvent]:
-        if self._started_sent or self._voiced_ms < self.s.barge_in_ms:
+        if self._started_sent or self._voiced_ms < self.settings.barge_in_ms:
             return []
         self._started_sent = True
         return [SpeechStarted(now)]
@@ -175,7 +175,7 @@ class Listener:
         self._pre_roll.append(pcm)
         self._pre_roll_ms += ms
         while self._pre_roll and self._pre_roll_ms - frame_ms(self._pre_roll[0]) >= (
-            self.s.pre_roll_ms
+            self.settings.pre_roll_ms
         ):
             self._pre_roll_ms -= frame_ms(self._pre_roll.popleft())
 
@@ -184,7 +184,7 @@ class Listener:
         self._speech_ms += ms
 
     def _finish(self, reason: EndReason, now: float) -> list[ListenerEvent]:
-        if not self._in_speech or self._voiced_ms < max(self.s.min_speech_ms, 1):
+        if not self._in_speech or self._voiced_ms < max(self.settings.min_speech_ms, 1):
             return []
         return [
             UtteranceEnded(

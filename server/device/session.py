@@ -21,6 +21,7 @@ from redis.exceptions import RedisError
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
+from config.settings import SessionSettings
 from memory.schema import PersonId
 from providers.errors import ProviderError
 from providers.opus import OpusEncoder
@@ -98,7 +99,8 @@ class DeviceSession:
     ) -> None:
         self.ws = ws
         self.creds = creds
-        self.s = services
+        self.services = services
+        self.settings: SessionSettings = services.turn.session
         self.clock = services.turn.clock
         self.session_id = str(uuid.uuid4())
         audio = services.turn.audio
@@ -141,7 +143,7 @@ class DeviceSession:
         reason = "closed_by_device"
         metrics.CONNECTIONS.inc()
         try:
-            self.person = await self.s.resolve_person(self.creds.device_id)
+            self.person = await self.services.resolve_person(self.creds.device_id)
         except (RedisError, OSError) as exc:
             # Redis down: keep serving the device; its memories stay its own until it reconnects.
             self.person = default_person(self.creds.device_id)
@@ -204,7 +206,7 @@ class DeviceSession:
         elif isinstance(event, ListenDetected):
             if self.voice is not None:
                 # Audio before a detect was the wake phrase itself: never a request.
-                wake = is_one_of(event.text, self.s.turn.session.wake_words)
+                wake = is_one_of(event.text, self.settings.wake_words)
                 self.voice.listener.detected(wake_word=wake)
             await self._on_user_text(event.text, received_at)
         elif isinstance(event, AbortRequested):
@@ -277,7 +279,7 @@ class DeviceSession:
                     "voice.asr_failed", error=str(exc), audio_s=round(utterance.duration_s, 2)
                 )
                 if not self._closing:
-                    apology = self.s.turn.session.asr_apology
+                    apology = self.settings.asr_apology
                     await self._start_turn(lambda turn: turn.say(apology, started=started))
                 return
             elapsed = self.clock() - started
@@ -316,29 +318,28 @@ class DeviceSession:
         self.voice.close()
 
     def _drain_timeout_s(self) -> float:
-        return 2 * self.s.turn.session.tool_call_timeout_s
+        return 2 * self.settings.tool_call_timeout_s
 
     # ---- turns --------------------------------------------------------------------------------
 
     async def _on_user_text(self, text: str, received_at: float) -> None:
         if not text:
             return
-        settings = self.s.turn.session
-        if is_exit_phrase(text, settings.exit_phrases):
+        if is_exit_phrase(text, self.settings.exit_phrases):
             metrics.TURNS.labels(kind="exit").inc()
             await self._cancel_turn(reply_stop=False)
             self._turn = asyncio.create_task(self._say_goodbye(text, received_at))
             return
         kind = "text"
-        if is_one_of(text, settings.wake_words):
-            kind, text = "wake_word", settings.greeting
+        if is_one_of(text, self.settings.wake_words):
+            kind, text = "wake_word", self.settings.greeting
         metrics.TURNS.labels(kind=kind).inc()
         await self._start_turn(lambda turn: turn.run(text, started=received_at))
 
     async def _say_goodbye(self, heard: str, received_at: float) -> None:
         turn = self._new_turn()
         with contextlib.suppress(ConnectionClosed):
-            await turn.say(self.s.turn.session.goodbye, heard=heard, started=received_at)
+            await turn.say(self.settings.goodbye, heard=heard, started=received_at)
         self._end_reason = "exit_phrase"
         self.log.info("session.exit_phrase", text=heard)
         await self._close(CloseCode.NORMAL, "goodbye")
@@ -349,7 +350,7 @@ class DeviceSession:
 
     def _new_turn(self) -> Turn:
         return Turn(
-            self.s.turn,
+            self.services.turn,
             self.protocol,
             self.flush,
             self.conversation,
@@ -385,12 +386,13 @@ class DeviceSession:
             self.protocol.send_mcp(payload)
             await self.flush()
 
-        turn = self.s.turn.session
         self.mcp = DeviceMcpClient(
-            send, timeout_s=turn.mcp_timeout_s, call_timeout_s=turn.tool_call_timeout_s
+            send,
+            timeout_s=self.settings.mcp_timeout_s,
+            call_timeout_s=self.settings.tool_call_timeout_s,
         )
         try:
-            await self.mcp.start(self.s.vision_url, "unsupported")
+            await self.mcp.start(self.services.vision_url, "unsupported")
         except McpCallError as exc:
             self.log.warning("mcp.handshake_failed", error=str(exc))
 
@@ -430,7 +432,7 @@ class DeviceSession:
             end_reason=reason,
             transcript=list(self.conversation.transcript),
         )
-        for hook in self.s.end_hooks:
+        for hook in self.services.end_hooks:
             try:
                 await hook.session_ended(record)
             except Exception:  # one failing hook must not stop the others

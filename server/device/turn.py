@@ -101,7 +101,8 @@ class Turn:
         mcp: DeviceMcpClient | None,
         context: ToolContext,
     ) -> None:
-        self.s = services
+        self.services = services
+        self.settings: SessionSettings = services.session
         self.protocol = protocol
         self.flush = flush
         self.conversation = conversation
@@ -130,7 +131,7 @@ class Turn:
                 metrics.PROVIDER_ERRORS.labels(provider="llm").inc()
                 metrics.TURN_FAILURES.labels(cause=cause).inc()
                 self.context.trace.failure = f"{cause}: {exc}"
-                await queue.put(self.s.sentence(cause))
+                await queue.put(self.services.sentence(cause))
                 return
             if not self._queued:  # the model said nothing speakable: never leave silence
                 log.warning("turn.empty_reply", question=text)
@@ -168,7 +169,7 @@ class Turn:
             await produce(queue)
             await queue.put(None)
             await speaker
-            await asyncio.sleep(self.pacer.delay_until_played(self.s.clock()))
+            await asyncio.sleep(self.pacer.delay_until_played(self.services.clock()))
             finished = True
         finally:
             if not speaker.done():
@@ -178,8 +179,8 @@ class Turn:
             )
             self.context.trace.reply = "".join(self.spoken)
             self.context.trace.finished = finished
-        if self.s.on_turn_end is not None:
-            await self.s.on_turn_end(self.context)
+        if self.services.on_turn_end is not None:
+            await self.services.on_turn_end(self.context)
         self.protocol.send_tts_stop()
         await self.flush()
 
@@ -190,16 +191,16 @@ class Turn:
         own system message right before the user's words: everything before them is the same
         from turn to turn, so a local llama.cpp server reuses its KV cache for that prefix."""
         blocks = []
-        for contributor in self.s.contributors:
+        for contributor in self.services.contributors:
             block = await contributor.prompt_block(text, self.context)
             if block:
                 blocks.append(block)
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
-        return [{"role": "system", "content": self.s.system_prompt}, *history, *turn_context,
+        return [{"role": "system", "content": self.services.system_prompt}, *history, *turn_context,
                 {"role": "user", "content": text}]  # fmt: skip
 
     def _functions(self) -> list[dict[str, Any]]:
-        functions = self.s.tools.functions()
+        functions = self.services.tools.functions()
         if self.mcp is not None:
             functions += [tool.as_function() for tool in self.mcp.tools.values()]
         return functions
@@ -215,7 +216,7 @@ class Turn:
         given as plain context before the user's words (``turn.tool_results_folded``)."""
         base = await self._messages(text, history)
         messages = list(base)
-        functions = self._functions() if self.s.session.max_tool_rounds else []
+        functions = self._functions() if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
         ran: list[tuple[ToolCall, str]] = []
         rounds = 0
@@ -232,7 +233,7 @@ class Turn:
                     ran.append((call, result))
                     messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
                 rounds += 1
-                if rounds >= self.s.session.max_tool_rounds:
+                if rounds >= self.settings.max_tool_rounds:
                     functions = []
                 continue
             if calls and functions:
@@ -251,16 +252,16 @@ class Turn:
         splitter = SentenceSplitter()
         calls: list[ToolCall] = []
         reply: list[str] = []
-        stream = self.s.llm.stream(messages, functions)
+        stream = self.services.llm.stream(messages, functions)
         while True:
-            waited = self.s.clock()
+            waited = self.services.clock()
             try:
                 item = await anext(stream)
             except StopAsyncIteration:
                 break
             finally:
                 if self.timing.first_audio_at is None:
-                    self.timing.provider_s += self.s.clock() - waited
+                    self.timing.provider_s += self.services.clock() - waited
             if isinstance(item, TextDelta):
                 reply.append(item.text)
                 await self._on_text(item.text, splitter, queue)
@@ -299,7 +300,7 @@ class Turn:
         return result
 
     async def _run_tool(self, name: str, arguments: dict[str, Any]) -> str:
-        tool = self.s.tools.get(name)
+        tool = self.services.tools.get(name)
         try:
             if tool is not None:
                 return await tool.handler(arguments, self.context)
@@ -342,41 +343,41 @@ class Turn:
                 subtitle, frames = None, frames[1:]
             first = False
             packets = await loop.run_in_executor(
-                self.s.encode_pool, self.encoder.encode_frames, frames
+                self.services.encode_pool, self.encoder.encode_frames, frames
             )
             await audio.put(AudioChunk(subtitle, packets))
         await audio.put(None)
 
     async def _synthesize(self, sentence: str) -> list[bytes]:
-        started = self.s.clock()
+        started = self.services.clock()
         try:
-            speech = await self.s.tts.synthesize(sentence)
+            speech = await self.services.tts.synthesize(sentence)
         except ProviderError as exc:
             log.error("turn.tts_failed", sentence=sentence, error=str(exc))
             metrics.PROVIDER_ERRORS.labels(provider="tts").inc()
             return []
         finally:
             if self.timing.first_audio_at is None:
-                self.timing.provider_s += self.s.clock() - started
+                self.timing.provider_s += self.services.clock() - started
         pcm = resample(speech.pcm, speech.sample_rate, self.encoder.sample_rate)
         return self.encoder.split(pcm)
 
     async def _send_frame(self, packet: bytes) -> None:
-        delay = self.pacer.delay_before_next(self.s.clock())
+        delay = self.pacer.delay_before_next(self.services.clock())
         if delay > 0:
             await asyncio.sleep(delay)
-        now = self.s.clock()
+        now = self.services.clock()
         self.protocol.send_audio(packet, self._timestamp_ms, now)
-        self._timestamp_ms += self.s.audio.frame_ms
+        self._timestamp_ms += self.services.audio.frame_ms
         await self.flush()
         self.pacer.frame_sent(now)
         if self.timing.first_audio_at is None:
-            self.timing.first_audio_at = self.s.clock()
+            self.timing.first_audio_at = self.services.clock()
             total = self.timing.first_audio_at - self.timing.started
             metrics.FIRST_AUDIO.observe(total)
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
-            if self.s.on_first_audio is not None:
-                self.s.on_first_audio(total, self.timing.provider_s)
+            if self.services.on_first_audio is not None:
+                self.services.on_first_audio(total, self.timing.provider_s)
 
 
 def _tool_results_message(ran: list[tuple[ToolCall, str]]) -> Message:

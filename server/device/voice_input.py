@@ -36,7 +36,7 @@ class UndecodableAudio(Exception):
 
 class VoiceInput:
     def __init__(self, services: VoiceServices) -> None:
-        self.s = services
+        self.services = services
         self.listener = Listener(services.vad)
         self._decoder = OpusDecoder(ASR_SAMPLE_RATE, MAX_FRAME_MS)
         self._vad: StreamingVad | None = None
@@ -53,7 +53,7 @@ class VoiceInput:
         if self._vad is None:
             # First use costs ~0.2 s (model load) when the pool is empty: keep it off the loop.
             self._vad = await asyncio.get_running_loop().run_in_executor(
-                None, self.s.vad_pool.acquire
+                None, self.services.vad_pool.acquire
             )
         self.listener.start(mode)
 
@@ -71,11 +71,11 @@ class VoiceInput:
 
     def close(self) -> None:
         if self._vad is not None:
-            self.s.vad_pool.release(self._vad)
+            self.services.vad_pool.release(self._vad)
             self._vad = None
 
     async def transcribe(self, pcm: bytes) -> str:
-        return await self.s.asr.transcribe(pcm, ASR_SAMPLE_RATE)
+        return await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE)
 
     @staticmethod
     def count_dropped(reason: str) -> None:
