@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+import yaml
 
+from config.settings import HearthSettings
 from server.cli.common import console, run_async, settings_or_exit
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (print figures)")
@@ -164,3 +166,40 @@ def bench_engine(
     from bench.engine import main as bench_main
 
     bench_main(settings_or_exit(), site, rounds, reps)
+
+
+@bench_app.command("locomo")
+def bench_locomo(
+    data: Annotated[
+        Path, typer.Option(help="LoCoMo's locomo10.json (snap-research/LoCoMo, data/)")
+    ] = Path("../shared/data/locomo/locomo10.json"),
+    split: Annotated[
+        list[str], typer.Option(help="dev (even conversations) | test (odd) | all")
+    ] = ["dev", "test"],  # noqa: B006
+    mem0: Annotated[bool, typer.Option(help="also mem0's search(limit=5), same vectors")] = True,
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one memory setting for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    out: Annotated[Path | None, typer.Option(help="also write the figures as JSON")] = None,
+) -> None:
+    """The read path on the public LoCoMo suite: evidence recall per category, no LLM."""
+    from bench.locomo import main as bench_main
+
+    if any(s not in ("dev", "test", "all") for s in split):
+        raise typer.BadParameter("--split is dev, test or all")
+    settings = with_memory_settings(settings_or_exit(), set_)
+    bench_main(settings, data, split, mem0, out)  # type: ignore[arg-type]
+
+
+def with_memory_settings(settings: HearthSettings, pairs: list[str]) -> HearthSettings:
+    """``threshold=0.3`` → settings.memory.threshold = 0.3 (validated like the config file)."""
+    changes: dict[str, object] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--set {pair!r}: expected KEY=VALUE")
+        changes[key.removeprefix("memory.")] = yaml.safe_load(value)
+    if not changes:
+        return settings
+    memory = type(settings.memory).model_validate({**settings.memory.model_dump(), **changes})
+    return settings.model_copy(update={"memory": memory})

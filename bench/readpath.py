@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import random
 import statistics
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +24,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from bench.corpus import NOISE, Item, unique_items
+from bench.mem0_side import Mem0Side
 from config.settings import HearthSettings
 from memory import entities
 from memory.importer import MemoryLine
@@ -138,51 +137,18 @@ def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data
              queries: list[tuple[PersonId, str, str | None]], folder: Path,
              slot_of: dict[str, str]) -> dict[str, Any]:  # fmt: skip
     """mem0 1.0.x on the same memories (loaded without an LLM) and the same queries."""
-    os.environ["MEM0_TELEMETRY"] = "False"
-    os.environ.setdefault("MEM0_DIR", str(folder / "mem0home"))
-    from mem0 import Memory as Mem0
-
-    config = {
-        "vector_store": {"provider": "qdrant", "config": {
-            "collection_name": "bench", "embedding_model_dims": embedder.dim,
-            "path": str(folder / "mem0-qdrant"), "on_disk": False}},
-        "llm": {"provider": "openai", "config": {"api_key": "unused-no-llm-call-in-search"}},
-        "embedder": {"provider": "openai", "config": {"api_key": "unused", "embedding_dims": embedder.dim}},
-        "history_db_path": str(folder / "mem0-history.db"),
-    }  # fmt: skip
-    mem0 = Mem0.from_config(config)
-
-    class Adapter:  # mem0's embedder interface over the same USE model
-        def embed(self, text: str, memory_action: str | None = None) -> list[float]:
-            return embedder.embed([text])[0]
-
-    mem0.embedding_model = Adapter()
-    now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
+    mem0 = Mem0Side(embedder, folder)
     for person, members in data.members.items():
-        for start in range(0, len(members), 1000):
-            batch = members[start : start + 1000]
-            mem0.vector_store.insert(
-                vectors=[vectors[i].tolist() for i in batch],
-                payloads=[
-                    {
-                        "data": str(items[i].memory["text"]),
-                        "user_id": person,
-                        "hash": hashlib.md5(str(items[i].memory["text"]).encode()).hexdigest(),
-                        "created_at": now,
-                    }
-                    for i in batch
-                ],
-                ids=[str(uuid.uuid4()) for _ in batch],
-            )
+        mem0.insert(person, [str(items[i].memory["text"]) for i in members], vectors[members])
     latencies: list[float] = []
     hits = labelled = 0
     for person, question, target in queries:
         started = time.perf_counter()
-        result = mem0.search(question, user_id=person, limit=5)
+        found = mem0.search(person, question, limit=5)
         latencies.append((time.perf_counter() - started) * 1000)
         if target is not None:
             labelled += 1
-            hits += target in [slot_of.get(r["memory"]) for r in result["results"]]
+            hits += target in [slot_of.get(text) for text in found]
     return {"latencies": latencies, "recall5": hits / max(labelled, 1)}
 
 
