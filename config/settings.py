@@ -159,6 +159,8 @@ class MemorySettings(_Section):
     limit: int = Field(ge=1, le=50)
     entity_limit: int = Field(ge=0, le=20)
     relation_threshold: float = Field(ge=-1, le=1)
+    lexical_limit: int = Field(ge=0, le=20)
+    lexical_threshold: float = Field(ge=-1, le=1)
     index_min_points: int = Field(ge=0)
 
 

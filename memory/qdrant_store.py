@@ -3,7 +3,9 @@
 Same layout and guarantees as the Edge store: one collection, ``person`` a keyword index marked
 ``is_tenant`` (Qdrant co-locates each tenant's points), every call scoped by person, expired
 memories excluded by a range filter. A batch of searches is one ``query_batch_points`` call —
-one round trip. Calls block on the network, so callers on an event loop run them in a thread
+one round trip; a lexical search is a BM25 ``TextQuery`` on the text index in the same batch
+(qdrant-client's local mode cannot rank by BM25 with this index: its lexical searches find
+nothing, logged once). Calls block on the network, so callers on an event loop run them in a thread
 (``remote = True``).
 
 The URL must pin the scheme (``http://qdrant:6333`` in a plain container network): with an API key
@@ -14,12 +16,22 @@ from __future__ import annotations
 
 from typing import Any
 
+import structlog
 from qdrant_client import QdrantClient, models
 
 from config.settings import HearthSettings, SettingsError
 from memory import schema
 from memory.schema import Memory, MemoryId, PersonId
-from memory.store import Hit, Page, Search, memories_of, owned_by, page_of
+from memory.store import Hit, Page, Search, lexical_hits, memories_of, owned_by, page_of
+
+log = structlog.get_logger(__name__)
+# BM25 over the memory texts for lexical searches (as the Edge store's index)
+_TEXT_INDEX = models.TextIndexParams(
+    type=models.TextIndexType.TEXT,
+    tokenizer=models.TokenizerType.MULTILINGUAL,
+    lowercase=True,
+    scoring=models.TextScoringParams(type=models.TextScoringType.BM25),
+)
 
 
 class QdrantMemoryStore:
@@ -47,6 +59,9 @@ class QdrantMemoryStore:
         for key in schema.FLOAT_FIELDS:
             if key not in indexed:
                 client.create_payload_index(collection, key, models.PayloadSchemaType.FLOAT)
+        if schema.TEXT not in indexed:
+            client.create_payload_index(collection, schema.TEXT, _TEXT_INDEX)
+        self.lexical = True  # until the client says it cannot rank by BM25 (local mode)
         if not fresh and schema.PERSON_ENTITIES not in indexed:
             self._backfill_person_entities()
 
@@ -107,21 +122,47 @@ class QdrantMemoryStore:
         return models.Filter(must=must, must_not=must_not or None)
 
     def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:
-        requests = [
-            models.QueryRequest(
-                query=s.vector,
-                limit=s.limit,
-                filter=self._filter(person, s, now),
-                score_threshold=s.threshold,
-                with_payload=True,
+        asked = [s for s in searches if s.text is None or self.lexical]
+        try:
+            responses = self.client.query_batch_points(
+                self.collection, [self._request(person, s, now) for s in asked]
             )
-            for s in searches
-        ]
-        responses = self.client.query_batch_points(self.collection, requests)
-        return [
-            [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in r.points]
-            for r in responses
-        ]
+        except NotImplementedError as exc:  # qdrant-client's local mode: no BM25 ranking
+            log.warning("store.lexical_unavailable", reason=str(exc))
+            self.lexical = False
+            return self.search_batch(person, searches, now)
+        answers = iter(responses)
+        results: list[list[Hit]] = []
+        for search in searches:
+            if search.text is not None and not self.lexical:
+                results.append([])
+                continue
+            points = next(answers).points
+            memories = [Memory.from_payload(str(p.id), p.payload or {}) for p in points]
+            if search.text is None:
+                results.append([Hit(m, p.score) for m, p in zip(memories, points, strict=True)])
+            else:
+                scored = ((m, p.score, p.vector) for m, p in zip(memories, points, strict=True))
+                results.append(lexical_hits(search, scored))
+        return results
+
+    def _request(self, person: PersonId, search: Search, now: float) -> models.QueryRequest:
+        if search.text is not None:
+            return models.QueryRequest(
+                query=models.TextQuery(text=search.text),
+                using=schema.TEXT,
+                limit=search.limit,
+                filter=self._filter(person, search, now),
+                with_payload=True,
+                with_vector=True,
+            )
+        return models.QueryRequest(
+            query=search.vector,
+            limit=search.limit,
+            filter=self._filter(person, search, now),
+            score_threshold=search.threshold,
+            with_payload=True,
+        )
 
     def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
         return owned_by(person, self.client.retrieve(self.collection, list(ids), with_payload=True))

@@ -14,11 +14,12 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import numpy as np
 import qdrant_edge as qe
 
 from config.settings import SettingsError
@@ -30,7 +31,11 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class Search:
-    """One vector search inside a person's memories; the optional conditions narrow it."""
+    """One search inside a person's memories; the optional conditions narrow it. With ``text``
+    it is a lexical search instead: BM25 over the memory texts (the engine's full-text index on
+    ``schema.TEXT``) picks the memories, best match first, and each hit is still scored — and
+    held to ``threshold`` — by its cosine to ``vector``, so both signals mean the same on every
+    hit (``Hit.lexical`` keeps the BM25 score)."""
 
     vector: list[float]
     limit: int
@@ -41,12 +46,38 @@ class Search:
     # False: the engine does not test expiry (the caller drops expired hits itself). On a
     # person-wide search that extra per-point condition cost ~2.3 ms at 10,000 memories.
     exclude_expired: bool = True
+    text: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     memory: Memory
-    score: float
+    score: float  # cosine to the search's vector
+    lexical: float = 0.0  # BM25 score (lexical searches only)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine of two vectors (the embedder's are unit length; stored float16 ones nearly)."""
+    x, y = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    norm = float(np.linalg.norm(x) * np.linalg.norm(y))
+    return float(x @ y) / norm if norm else 0.0
+
+
+def lexical_hits(search: Search, scored: Iterable[tuple[Memory, float, Any]]) -> list[Hit]:
+    """(memory, BM25 score, stored vector) in BM25 order → hits scored by cosine, those under
+    the search's threshold dropped (the same cut a vector search applies)."""
+    hits = []
+    for memory, bm25, vector in scored:
+        score = cosine(search.vector, _dense(vector))
+        if search.threshold is None or score >= search.threshold:
+            hits.append(Hit(memory, score, bm25))
+    return hits
+
+
+def _dense(vector: Any) -> Sequence[float]:
+    """The engines return a point's vector bare or as {name: vector}."""
+    found: Sequence[float] = next(iter(vector.values())) if isinstance(vector, dict) else vector
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +168,13 @@ _QUANTIZED = qe.TurboQuantQuantizationConfig(
 )
 # index() decides when (memory.index_min_points), not the engine's size threshold
 _INDEX_ON_DEMAND = qe.EdgeOptimizersConfig(indexing_threshold=1)
+# Lexical searches: BM25 over the memory texts, tokenised per language (Chinese is segmented
+# into words, Latin scripts split and lower-cased).
+_TEXT_INDEX = qe.TextIndexParams(
+    tokenizer=qe.TokenizerType.Multilingual,
+    lowercase=True,
+    scoring=qe.TextScoringParams(qe.TextScoringType.Bm25),
+)
 _RESCORED = qe.SearchParams(
     quantization=qe.QuantizationSearchParams(rescore=True, oversampling=OVERSAMPLING)
 )
@@ -181,6 +219,10 @@ class EdgeMemoryStore:
                 self._shard.update(
                     qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Float)
                 )
+        if schema.TEXT not in indexed:
+            # BM25 over the memory texts, for lexical searches (a store from before it gets the
+            # index here, built from the stored texts)
+            self._shard.update(qe.UpdateOperation.create_field_index(schema.TEXT, _TEXT_INDEX))
         if not fresh and schema.PERSON_ENTITIES not in indexed:
             self._backfill_person_entities()
 
@@ -273,6 +315,9 @@ class EdgeMemoryStore:
     def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:
         results = []
         for search in searches:
+            if search.text is not None:
+                results.append(self._lexical(person, search, now))
+                continue
             request = qe.QueryRequest(
                 limit=search.limit,
                 query=qe.Query.Nearest(search.vector),
@@ -286,6 +331,21 @@ class EdgeMemoryStore:
                 [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in points]
             )
         return results
+
+    def _lexical(self, person: PersonId, search: Search, now: float) -> list[Hit]:
+        assert search.text is not None
+        request = qe.QueryRequest(
+            limit=search.limit,
+            query=qe.TextQuery(schema.TEXT, search.text),
+            filter=self._filter(person, search, now),
+            with_payload=True,
+            with_vector=True,
+        )
+        points = self._shard.query(request)
+        return lexical_hits(
+            search,
+            ((Memory.from_payload(str(p.id), p.payload or {}), p.score, p.vector) for p in points),
+        )
 
     def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
         return owned_by(person, self._shard.retrieve(list(ids), True, False))

@@ -1,9 +1,10 @@
 """The read path: per turn, no LLM, at most two store round trips.
 
 1. Embed the utterance.
-2. Round 1 (one batch): direct vector hits above ``threshold``; plus, when the question names a
-   relation (女儿, 老婆, 家里人 → all), memories about that relation (``entity_limit``,
-   ``relation_threshold``).
+2. Round 1 (one batch): direct vector hits above ``threshold``; the best BM25 matches of the
+   question's words (``lexical_limit``: a name, a rare word the question shares with a memory)
+   whose cosine reaches ``lexical_threshold``; plus, when the question names a relation (女儿,
+   老婆, 家里人 → all), memories about that relation (``entity_limit``, ``relation_threshold``).
 3. Round 2, same-entity completion: proper names pulled out of round-1 hits (「女儿叫小橙子」 →
    小橙子) select memories about those names (``entity_limit``).
 4. Expired ``decay=time`` memories are dropped. The narrow searches (relation, names) let the
@@ -35,7 +36,7 @@ from server.device.tools import ToolContext
 from server.memory.render import render_block
 
 log = structlog.get_logger(__name__)
-Why = Literal["direct", "relation", "entity"]
+Why = Literal["direct", "lexical", "relation", "entity"]
 Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 
@@ -100,6 +101,8 @@ class ReadPath:
         relations = entities.relations_in(question)
         s = self.settings
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
+        if s.lexical_limit:
+            searches.append(Search(vector, s.lexical_limit, s.lexical_threshold, text=question))
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
@@ -111,8 +114,11 @@ class ReadPath:
         again = len(first[0]) == searches[0].limit and len(live) < s.limit
         anchored = entities.personally_anchored(question)
         _collect(found, self._direct(question, anchored, live[: s.limit]), "direct", now)
-        if len(first) > 1:
-            _collect(found, first[1], "relation", now)
+        rounds = iter(first[1:])
+        if s.lexical_limit:
+            _collect(found, next(rounds), "lexical", now)
+        for about in rounds:
+            _collect(found, about, "relation", now)
         clock.lap("round1")
         second: list[Search] = []
         names = _names_from(found.values(), relations)

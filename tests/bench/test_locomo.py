@@ -21,23 +21,43 @@ def _sample(n: int, name: str, other: str) -> dict[str, object]:
             "session_1_date_time": "1:56 pm on 8 May, 2023",
             "session_1": [
                 {"speaker": name, "dia_id": "D1:1", "text": "I adopted a puppy called Biscuit."},
-                {"speaker": other, "dia_id": "D1:2", "text": "Lovely! What breed is it?",
-                 "blip_caption": "a photo of a small dog on a sofa"},  # fmt: skip
+                {
+                    "speaker": other,
+                    "dia_id": "D1:2",
+                    "text": "Lovely! What breed is it?",
+                    "blip_caption": "a photo of a small dog on a sofa",
+                },
                 {"speaker": name, "dia_id": "D1:3", "text": "A corgi. He hates thunderstorms."},
             ],
             "session_2_date_time": "10:00 am on 20 May, 2023",
             "session_2": [
-                {"speaker": name, "dia_id": "D2:1", "text": "I started pottery classes on Mondays."},
+                {
+                    "speaker": name,
+                    "dia_id": "D2:1",
+                    "text": "I started pottery classes on Mondays.",
+                },
                 {"speaker": other, "dia_id": "D2:2", "text": "My sister is visiting next week."},
             ],
         },
         "qa": [
-            {"question": f"What is the name of {name}'s puppy?", "answer": "Biscuit",
-             "evidence": ["D1:1"], "category": 4},  # fmt: skip
-            {"question": f"When does {name} go to pottery classes?", "answer": "Mondays",
-             "evidence": ["D2:1; D1:3"], "category": 2},  # fmt: skip
-            {"question": f"What did {other} adopt?", "evidence": ["D1:1"], "category": 5,
-             "adversarial_answer": "a puppy"},  # fmt: skip
+            {
+                "question": f"What is the name of {name}'s puppy?",
+                "answer": "Biscuit",
+                "evidence": ["D1:1"],
+                "category": 4,
+            },
+            {
+                "question": f"When does {name} go to pottery classes?",
+                "answer": "Mondays",
+                "evidence": ["D2:1; D1:3"],
+                "category": 2,
+            },
+            {
+                "question": f"What did {other} adopt?",
+                "evidence": ["D1:1"],
+                "category": 5,
+                "adversarial_answer": "a puppy",
+            },
         ],
     }
 

@@ -103,7 +103,8 @@ async def test_expired_hits_never_use_up_the_direct_limit(
     read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
 ) -> None:
     """The direct search leaves expiry to the read path (EXPIRY_SLACK extra hits); when expired
-    memories fill the whole page, round 2 asks again with the engine excluding them."""
+    memories fill the whole page, round 2 asks again with the engine excluding them (the
+    lexical round, which would also find the live one, is off to watch the direct search)."""
     days = ["十月一", "十月二", "十月三", "十月四", "十月五", "十月六", "十月七", "十月九",
             "十月十", "十月十一", "十月十二", "十月十三"]  # fmt: skip
     past, future = 1_760_000_000.0, 4_102_444_800.0
@@ -114,8 +115,9 @@ async def test_expired_hits_never_use_up_the_direct_limit(
     live = Memory("明年一月五号上午去医院复查", ZHANG, MemoryClass.EVENT, Decay.TIME, future, "我")
     memories = [*expired, live]
     store.upsert(memories, embedder.embed([m.text for m in memories]))
-    settings = load_settings().memory
+    settings = load_settings().memory.model_copy(update={"lexical_limit": 0})
     assert len(expired) > settings.limit + EXPIRY_SLACK
+    read_path = ReadPath(embedder, store, settings)
     recall = await read_path.recall(ZHANG, "我什么时候去医院做体检")
     recalled = {r.memory.text: r for r in recall.safety + recall.related}
     assert not any("上午去医院做体检" in t for t in recalled)
