@@ -1,9 +1,13 @@
 """Relation words and proper names, for same-entity completion without an LLM.
 
 Extraction may store a memory under a name (「小橙子对花生过敏」) while the question uses a relation
-(「我女儿能吃花生酱吗」). The read path bridges the two: relation words in the question select
-memories *about* that relation; names pulled out of those hits (「女儿叫小橙子」 → 小橙子) select
-memories about the name in a second round.
+(「我女儿能吃花生酱吗」), or the other way round (「女儿对芒果过敏」, asked
+「小橙子能喝芒果冰沙吗」).
+The read path bridges the two, both ways: relation words in the question select memories
+*about* that relation, and names pulled out of those hits (「女儿叫小橙子」 → 小橙子) select
+memories about the name in a second round; a recalled memory that names what the question names
+(「女儿叫小橙子」 for a question about 小橙子) brings in its relation words (女儿) and other names
+(a nickname) for that same second round. Pets are relations too (「我家猫叫年糕」).
 """
 
 from __future__ import annotations
@@ -11,12 +15,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-RELATIONS: tuple[str, ...] = (
+_FAMILY: tuple[str, ...] = (
     "老婆", "妻子", "媳妇", "爱人", "老公", "丈夫", "女儿", "闺女", "儿子", "孩子", "宝宝",
     "妈妈", "母亲", "老妈", "爸爸", "父亲", "老爸", "爷爷", "奶奶", "外公", "外婆", "姥姥",
     "姥爷", "哥哥", "姐姐", "弟弟", "妹妹", "女朋友", "男朋友", "对象", "婆婆", "公公",
     "岳母", "岳父", "丈母娘", "孙子", "孙女",
 )  # fmt: skip
+# Pets are household members too: 「我家猫叫年糕」 makes 猫 ↔ 年糕 like 女儿 ↔ 小橙子.
+PETS: tuple[str, ...] = (
+    "猫咪", "小猫", "狗狗", "小狗", "宠物", "兔子", "仓鼠", "鹦鹉", "乌龟", "猫", "狗",
+)  # fmt: skip
+# Relation words: who a memory is about, by role rather than by name.
+RELATIONS: tuple[str, ...] = _FAMILY + PETS
 # One person, many words: a question in any of them reaches memories stored under any other
 # (「买点西柚带给我妈」 must reach 「妈妈每天早上吃降压药…」). Spoken forms like 我妈 / 我爸 are
 # not relation words of their own (「妈」 alone is too short to match safely).
@@ -29,6 +39,8 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
     ("外婆", "姥姥"),
     ("外公", "姥爷"),
     ("岳母", "丈母娘"),
+    ("猫", "猫咪", "小猫"),
+    ("狗", "狗狗", "小狗"),
 )
 _GROUP = {word: group for group in SYNONYMS for word in group}
 # Words that mean "the whole family": every relation applies.
@@ -56,6 +68,22 @@ def relations_in(text: str) -> list[str]:
             if same in RELATIONS and same not in expanded:
                 expanded.append(same)
     return expanded
+
+
+def linked_to(question: str, subject: str | None, about: Iterable[str]) -> list[str]:
+    """What a memory links to the question: if the memory is about a name the question says
+    (「女儿叫小橙子」, asked about 小橙子), every other name and relation word it is about,
+    relation words with their synonyms (女儿 → 女儿, 闺女)."""
+    words = [w for w in (subject, *about) if w and w not in _SELF_WORDS]
+    named = [w for w in words if w not in RELATIONS and len(w) >= 2 and w in question]
+    if not named:
+        return []
+    linked: list[str] = []
+    for word in words:
+        for same in relations_in(word) if word in RELATIONS else [word]:
+            if same not in named and same not in linked:
+                linked.append(same)
+    return linked
 
 
 def names_in(text: str) -> list[str]:

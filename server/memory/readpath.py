@@ -5,8 +5,10 @@
    question's words (``lexical_limit``: a name, a rare word the question shares with a memory)
    whose cosine reaches ``lexical_threshold``; plus, when the question names a relation (女儿,
    老婆, 家里人 → all), memories about that relation (``entity_limit``, ``relation_threshold``).
-3. Round 2, same-entity completion: proper names pulled out of round-1 hits (「女儿叫小橙子」 →
-   小橙子) select memories about those names (``entity_limit``).
+3. Round 2, same-entity completion, both ways: proper names pulled out of round-1 hits
+   (「女儿叫小橙子」 → 小橙子), and the relation words and other names of round-1 hits about a name
+   the question says (asked about 小橙子: 女儿, 闺女, a nickname), select memories about them
+   (``entity_limit``).
 4. Expired ``decay=time`` memories are dropped. The narrow searches (relation, names) let the
    engine exclude them; the person-wide direct search does not (that per-point condition cost
    more than the search itself at 10,000 memories): it fetches ``EXPIRY_SLACK`` extra hits and
@@ -122,6 +124,7 @@ class ReadPath:
         clock.lap("round1")
         second: list[Search] = []
         names = _names_from(found.values(), relations)
+        names += [w for w in _linked(found.values(), question) if w not in names + relations]
         if names and s.entity_limit:
             second.append(Search(vector, s.entity_limit, None, tuple(names)))
         if again:
@@ -194,6 +197,17 @@ def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]
             if name not in names and name not in relations and name not in ("我", "用户"):
                 names.append(name)
     return names
+
+
+def _linked(recalled: Iterable[Recalled], question: str) -> list[str]:
+    """Relation words and other names of recalled memories about a name the question says."""
+    linked: list[str] = []
+    for item in recalled:
+        memory = item.memory
+        for word in entities.linked_to(question, memory.subject, memory.entities):
+            if word not in linked:
+                linked.append(word)
+    return linked
 
 
 class _Stopwatch:

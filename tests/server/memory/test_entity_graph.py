@@ -1,0 +1,82 @@
+"""The household entity graph, both ways: a question naming a child, a pet or a nickname reaches
+the constraint stored under the relation word, and a relation reaches what is stored under a
+name — on the real embedder and Qdrant Edge engine, without crossing persons."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from config.settings import load_settings
+from memory import entities
+from memory.importer import MemoryLine, import_memories
+from memory.schema import MemoryClass, PersonId
+from memory.store import EdgeMemoryStore
+from providers.embedder import UseEmbedder
+from server.memory.readpath import ReadPath
+
+WANG, ZHAO = PersonId("wang"), PersonId("zhao")
+MANGO = "女儿对芒果过敏，吃了嘴巴会肿"
+CHOCOLATE = "猫不能吃巧克力和洋葱"
+HOUSEHOLD = [
+    ("女儿叫小橙子，今年五岁", MemoryClass.FACT, "女儿"),
+    ("小橙子小名叫橙橙", MemoryClass.FACT, "小橙子"),
+    (MANGO, MemoryClass.SAFETY, "女儿"),
+    ("我家猫叫年糕，是只英短", MemoryClass.FACT, "猫"),
+    (CHOCOLATE, MemoryClass.SAFETY, "猫"),
+    ("年糕每天吃两顿猫粮", MemoryClass.FACT, "年糕"),
+    ("我每周二晚上打羽毛球", MemoryClass.FACT, "我"),
+]
+
+
+@pytest.fixture
+def read_path(tmp_path: Path, embedder: UseEmbedder) -> Iterator[ReadPath]:
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    lines = [MemoryLine(text=t, cls=c, subject=s) for t, c, s in HOUSEHOLD]
+    import_memories(lines, WANG, embedder, store)
+    # another family with the same names: never reached from Wang's questions
+    other = [MemoryLine(text="小橙子对猕猴桃过敏", cls=MemoryClass.SAFETY, subject="小橙子"),
+             MemoryLine(text="年糕不能喝牛奶", cls=MemoryClass.SAFETY, subject="年糕")]  # fmt: skip
+    import_memories(other, ZHAO, embedder, store)
+    yield ReadPath(embedder, store, load_settings().memory)
+    store.close()
+
+
+def _safety(recall: object) -> dict[str, str]:
+    return {r.memory.text: r.why for r in recall.safety}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("question", ["小橙子有什么忌口", "小橙子可以吃水果捞吗"])
+async def test_a_name_reaches_the_constraint_under_the_relation(
+    read_path: ReadPath, question: str
+) -> None:
+    recall = await read_path.recall(WANG, question, time.time())
+    assert _safety(recall).get(MANGO) == "entity", recall.as_json()
+    assert "小橙子对猕猴桃过敏" not in _safety(recall)  # the other family's 小橙子
+    assert recall.round_trips <= 2
+
+
+async def test_a_pets_name_reaches_the_constraint_under_the_pet_word(read_path: ReadPath) -> None:
+    recall = await read_path.recall(WANG, "给年糕买点零食", time.time())
+    assert _safety(recall).get(CHOCOLATE) == "entity", recall.as_json()
+    assert "年糕不能喝牛奶" not in _safety(recall)
+
+
+async def test_the_pet_word_reaches_what_is_stored_under_the_pets_name(
+    read_path: ReadPath,
+) -> None:
+    recall = await read_path.recall(WANG, "猫一天喂几顿？", time.time())
+    related = {r.memory.text for r in recall.related}
+    assert "年糕每天吃两顿猫粮" in related, recall.as_json()
+
+
+def test_links_come_only_from_a_memory_about_a_name_the_question_says() -> None:
+    assert entities.linked_to("小橙子能喝芒果冰沙吗", "女儿", ("女儿", "小橙子")) == [
+        "女儿", "闺女",
+    ]  # fmt: skip
+    assert entities.linked_to("橙橙能吃芒果吗", "小橙子", ("小橙子", "橙橙")) == ["小橙子"]
+    assert entities.linked_to("今天吃什么", "女儿", ("女儿", "小橙子")) == []
+    assert "猫" in entities.relations_in("给猫咪买点零食")
