@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import zlib
 from pathlib import Path
 from typing import Literal
 
@@ -23,11 +24,15 @@ WEEKDAYS = "一二三四五六日"
 _RELATIVE = re.compile(r"\{d([+-]\d+)\}")
 
 MemoryCategory = Literal[
-    "extraction", "temporal", "update", "multi_session", "implicit", "refusal", "noise"
-]
+    "extraction", "temporal", "update", "multi_session", "implicit", "refusal", "noise",
+    "name_relation", "pet_nickname", "world_knowledge", "unanchored",
+]  # fmt: skip
+Split = Literal["dev", "test"]
+SPLITS: tuple[Split, ...] = ("dev", "test")
 SafetyRule = Literal["surface", "look", "quiet"]
 MEMORY_CATEGORIES: tuple[MemoryCategory, ...] = (
     "extraction", "temporal", "update", "multi_session", "implicit", "refusal", "noise",
+    "name_relation", "pet_nickname", "world_knowledge", "unanchored",
 )  # fmt: skip
 SAFETY_RULES: tuple[SafetyRule, ...] = ("surface", "look", "quiet")
 
@@ -88,6 +93,16 @@ class Question(_Strict):
     mention: list[str] = Field(default_factory=list)  # safety: words that count as mentioning
     kind: str = ""  # filled on load: the category or rule
     layer: Literal["memory", "safety"] = "memory"
+
+    @property
+    def split(self) -> Split:
+        """Fixed once, by rule: the parity of the id's CRC-32. Tune on dev; test is reported,
+        never tuned on."""
+        return split_of(self.id)
+
+
+def split_of(question_id: str) -> Split:
+    return "dev" if zlib.crc32(question_id.encode()) % 2 == 0 else "test"
 
 
 class QuestionSet(_Strict):

@@ -11,7 +11,7 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
-from bench.e2e.data import MEMORY_CATEGORIES, SAFETY_RULES
+from bench.e2e.data import MEMORY_CATEGORIES, SAFETY_RULES, SPLITS, split_of
 from bench.e2e.scoring import Result, Tally, summarize
 
 LAYERS = ("retrieval", "answer", "safety")
@@ -23,36 +23,44 @@ def write_run(folder: Path, results: list[Result], meta: dict[str, Any]) -> None
     with (folder / "results.jsonl").open("wb") as out:
         for r in results:
             out.write(orjson.dumps(r.as_json()) + b"\n")
-    table = summarize(results)
     summary = {
         "meta": meta,
-        "scores": {kind: {layer: {"passed": t.passed, "scored": t.scored}
-                          for layer, t in row.items()} for kind, row in table.items()},
+        "scores": _scores(results),
+        "splits": {split: _scores([r for r in results if r.split == split]) for split in SPLITS},
         "judge_unusable": [r.id for r in results if r.answer in ("unparsed", "error")],
     }  # fmt: skip
     (folder / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
-    (folder / "report.html").write_text(html_report(results, table, meta))
+    (folder / "report.html").write_text(html_report(results, summarize(results), meta))
+
+
+def _scores(results: list[Result]) -> dict[str, dict[str, dict[str, int]]]:
+    return {kind: {layer: {"passed": t.passed, "scored": t.scored} for layer, t in row.items()}
+            for kind, row in summarize(results).items()}  # fmt: skip
 
 
 def terminal_table(results: list[Result], title: str) -> Table:
-    table = summarize(results)
+    """Per category: each layer on the dev split (tuned on) and the test split (reported)."""
+    tables = {split: summarize([r for r in results if r.split == split]) for split in SPLITS}
     out = Table(title=title)
     out.add_column("category / rule")
     out.add_column("questions", justify="right")
     for layer in LAYERS:
-        out.add_column(layer, justify="right")
-    totals = {layer: Tally() for layer in LAYERS}
+        for split in SPLITS:
+            out.add_column(f"{layer} {split}", justify="right")
+    totals = {(layer, split): Tally() for layer in LAYERS for split in SPLITS}
     for kind in KINDS:
-        if kind not in table:
+        if not any(kind in t for t in tables.values()):
             continue
-        row = table[kind]
-        count = sum(1 for r in results if r.kind == kind)
-        out.add_row(kind, str(count), *(row[layer].text() for layer in LAYERS))
+        cells = []
         for layer in LAYERS:
-            totals[layer].passed += row[layer].passed
-            totals[layer].scored += row[layer].scored
-    out.add_row("all", str(len(results)), *(totals[layer].text() for layer in LAYERS),
-                style="bold")  # fmt: skip
+            for split in SPLITS:
+                tally = tables[split].get(kind, {}).get(layer, Tally())
+                cells.append(tally.text())
+                totals[layer, split].passed += tally.passed
+                totals[layer, split].scored += tally.scored
+        count = sum(1 for r in results if r.kind == kind)
+        out.add_row(kind, str(count), *cells)
+    out.add_row("all", str(len(results)), *(t.text() for t in totals.values()), style="bold")
     return out
 
 
@@ -108,26 +116,40 @@ def load_run(folder: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     return results, summary
 
 
+def _tally(summary: dict[str, Any], split: str, kind: str, layer: str) -> dict[str, int]:
+    """A run's tally for (split, kind, layer); runs from before the split count as neither."""
+    found: dict[str, int] = (
+        summary.get("splits", {})
+        .get(split, {})
+        .get(kind, {})
+        .get(layer, {"passed": 0, "scored": 0})
+    )
+    return found
+
+
 def compare(a: Path, b: Path, console: Console) -> None:
     """Per-category deltas per layer, then every question whose verdict changed."""
     (ra, sa), (rb, sb) = load_run(a), load_run(b)
     table = Table(title=f"{a.name} → {b.name}")
+    table.add_column("split")
     table.add_column("category / rule")
     for layer in LAYERS:
         table.add_column(layer, justify="right")
-    for kind in KINDS:
-        cells = []
-        for layer in LAYERS:
-            x = sa["scores"].get(kind, {}).get(layer, {"passed": 0, "scored": 0})
-            y = sb["scores"].get(kind, {}).get(layer, {"passed": 0, "scored": 0})
-            if not x["scored"] and not y["scored"]:
-                cells.append("—")
-                continue
-            delta = y["passed"] - x["passed"]
-            sign = f"[green]+{delta}[/green]" if delta > 0 else (
-                f"[red]{delta}[/red]" if delta < 0 else "±0")  # fmt: skip
-            cells.append(f"{x['passed']}/{x['scored']} → {y['passed']}/{y['scored']} {sign}")
-        table.add_row(kind, *cells)
+    for split in SPLITS:
+        for kind in KINDS:
+            cells = []
+            for layer in LAYERS:
+                x = _tally(sa, split, kind, layer)
+                y = _tally(sb, split, kind, layer)
+                if not x["scored"] and not y["scored"]:
+                    cells.append("—")
+                    continue
+                delta = y["passed"] - x["passed"]
+                sign = f"[green]+{delta}[/green]" if delta > 0 else (
+                    f"[red]{delta}[/red]" if delta < 0 else "±0")  # fmt: skip
+                cells.append(f"{x['passed']}/{x['scored']} → {y['passed']}/{y['scored']} {sign}")
+            if any(c != "—" for c in cells):
+                table.add_row(split, kind, *cells)
     console.print(table)
     console.print(f"A: {orjson.dumps(sa['meta'].get('overrides')).decode()}  "
                   f"B: {orjson.dumps(sb['meta'].get('overrides')).decode()}")  # fmt: skip
@@ -135,6 +157,7 @@ def compare(a: Path, b: Path, console: Console) -> None:
     changed = Table(title="questions whose verdict changed")
     for column in ("id", "question", "layer", "A", "B"):
         changed.add_column(column)
+    changed.add_column("split")
     for r in rb:
         old = by_id.get(r["id"])
         if old is None:
@@ -142,5 +165,5 @@ def compare(a: Path, b: Path, console: Console) -> None:
         for layer in LAYERS:
             if old.get(layer) != r.get(layer):
                 changed.add_row(r["id"], r["question"], layer, str(old.get(layer)),
-                                str(r.get(layer)))  # fmt: skip
+                                str(r.get(layer)), split_of(r["id"]))  # fmt: skip
     console.print(changed)

@@ -153,7 +153,7 @@ async def _one(
         answer = await hearth.ask(q.question, options.timeout_s)
     except TimeoutError:
         return Result(q.id, q.kind, q.layer, q.question, "", options.timeout_s,
-                      answer="error", answer_reason="no reply in time")  # fmt: skip
+                      answer="error", answer_reason="no reply in time", split=q.split)  # fmt: skip
     replay = options.fill == "replay"
     result = score(q, answer.reply, answer.trace, answer.seconds, texts, safety_ids)
     if replay and q.kind not in ("noise", "quiet"):

@@ -34,6 +34,7 @@ class Result:
     safety_detail: str = ""
     answer: str | None = None  # judge verdict: pass / fail / unparsed / error
     answer_reason: str = ""
+    split: str = ""  # dev / test (bench.e2e.data.split_of)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -97,7 +98,7 @@ def score(
     injected = str((trace.get("memory") or {}).get("prompt_block", ""))
     tool_calls = [c["name"] for c in trace.get("tool_calls", [])]
     result = Result(q.id, q.kind, q.layer, q.question, reply, round(seconds, 2), injected, groups,
-                    tool_calls)  # fmt: skip
+                    tool_calls, split=q.split)  # fmt: skip
     result.retrieval, result.retrieval_detail = score_retrieval(q, groups, injected, texts,
                                                                 safety_ids)  # fmt: skip
     if q.layer == "safety":

@@ -11,7 +11,14 @@ import orjson
 import pytest
 from rich.console import Console
 
-from bench.e2e.data import load_questions, load_snapshot, render_dates
+from bench.e2e.data import (
+    MEMORY_CATEGORIES,
+    SAFETY_RULES,
+    load_questions,
+    load_snapshot,
+    render_dates,
+    split_of,
+)
 from bench.e2e.hearth import env_overrides
 from bench.e2e.judge import parse_verdict
 from bench.e2e.report import compare
@@ -153,9 +160,13 @@ def test_shipped_question_sets_are_complete_and_consistent() -> None:
         kinds[q.kind] = kinds.get(q.kind, 0) + 1
         assert set(q.expect) <= ids, q.id
         assert q.constraint is None or q.constraint in ids, q.id
-    assert all(kinds[k] >= 8 for k in ("extraction", "temporal", "update", "multi_session",
-                                        "implicit", "refusal", "noise"))  # fmt: skip
-    assert all(kinds[k] >= 10 for k in ("surface", "look", "quiet"))
+    assert all(kinds[k] >= 20 for k in MEMORY_CATEGORIES + SAFETY_RULES), kinds
+    assert len(questions) >= 300
+    splits = [q.split for q in questions]
+    assert abs(splits.count("dev") - splits.count("test")) <= len(questions) // 10
+    assert split_of("S1") == split_of("S1") and {split_of(f"X{n}") for n in range(9)} == {
+        "dev", "test",
+    }  # fmt: skip
     assert render_dates("{d+1}", dt.date(2026, 11, 29)) == "11月30日（周一）"
 
 
