@@ -18,7 +18,9 @@ LAYERS = ("retrieval", "answer", "safety")
 KINDS = (*MEMORY_CATEGORIES, *SAFETY_RULES)
 
 
-def write_run(folder: Path, results: list[Result], meta: dict[str, Any]) -> None:
+def write_run(
+    folder: Path, results: list[Result], meta: dict[str, Any], mem0: dict[str, Tally] | None = None
+) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "results.jsonl").open("wb") as out:
         for r in results:
@@ -27,8 +29,9 @@ def write_run(folder: Path, results: list[Result], meta: dict[str, Any]) -> None
         "meta": meta,
         "scores": _scores(results),
         "splits": {split: _scores([r for r in results if r.split == split]) for split in SPLITS},
+        "mem0_test": {k: {"passed": t.passed, "scored": t.scored} for k, t in (mem0 or {}).items()},
         "judge_unusable": [r.id for r in results if r.answer in ("unparsed", "error")],
-    }  # fmt: skip
+    }
     (folder / "summary.json").write_bytes(orjson.dumps(summary, option=orjson.OPT_INDENT_2))
     (folder / "report.html").write_text(html_report(results, summarize(results), meta))
 
@@ -38,8 +41,11 @@ def _scores(results: list[Result]) -> dict[str, dict[str, dict[str, int]]]:
             for kind, row in summarize(results).items()}  # fmt: skip
 
 
-def terminal_table(results: list[Result], title: str) -> Table:
-    """Per category: each layer on the dev split (tuned on) and the test split (reported)."""
+def terminal_table(
+    results: list[Result], title: str, mem0: dict[str, Tally] | None = None
+) -> Table:
+    """Per category: each layer on the dev split (tuned on) and the test split (reported), and
+    mem0's search on the test split when it ran."""
     tables = {split: summarize([r for r in results if r.split == split]) for split in SPLITS}
     out = Table(title=title)
     out.add_column("category / rule")
@@ -47,7 +53,10 @@ def terminal_table(results: list[Result], title: str) -> Table:
     for layer in LAYERS:
         for split in SPLITS:
             out.add_column(f"{layer} {split}", justify="right")
+    if mem0 is not None:
+        out.add_column("mem0 test", justify="right")
     totals = {(layer, split): Tally() for layer in LAYERS for split in SPLITS}
+    theirs = Tally()
     for kind in KINDS:
         if not any(kind in t for t in tables.values()):
             continue
@@ -58,9 +67,16 @@ def terminal_table(results: list[Result], title: str) -> Table:
                 cells.append(tally.text())
                 totals[layer, split].passed += tally.passed
                 totals[layer, split].scored += tally.scored
+        if mem0 is not None:
+            tally = mem0.get(kind, Tally())
+            cells.append(tally.text())
+            theirs.passed += tally.passed
+            theirs.scored += tally.scored
         count = sum(1 for r in results if r.kind == kind)
         out.add_row(kind, str(count), *cells)
-    out.add_row("all", str(len(results)), *(t.text() for t in totals.values()), style="bold")
+    last = [theirs.text()] if mem0 is not None else []
+    out.add_row("all", str(len(results)), *(t.text() for t in totals.values()), *last,
+                style="bold")  # fmt: skip
     return out
 
 

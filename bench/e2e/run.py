@@ -29,6 +29,7 @@ from bench.e2e.data import (
 from bench.e2e.hearth import HearthUnderTest, running_hearth
 from bench.e2e.instant_llm import instant_llm
 from bench.e2e.judge import Judge
+from bench.e2e.mem0_compare import mem0_retrieval
 from bench.e2e.report import terminal_table, write_run
 from bench.e2e.scoring import Result, score
 from config.run_files import redis_url_file
@@ -56,6 +57,7 @@ class E2EOptions:
     snapshot_file: Path = SNAPSHOT_FILE
     questions_file: Path = QUESTIONS_FILE
     conversations_file: Path = CONVERSATIONS_FILE
+    mem0: bool = True  # retrieval on a snapshot: also mem0's search on the test split
 
 
 def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
@@ -93,11 +95,11 @@ async def run(home: HearthSettings, options: E2EOptions) -> Path:
     if options.llm_url is None and set(options.layers) == {"retrieval"}:
         async with instant_llm() as url:
             options.llm_url = url
-            return await _run(options)
-    return await _run(options)
+            return await _run(options, home)
+    return await _run(options, home)
 
 
-async def _run(options: E2EOptions) -> Path:
+async def _run(options: E2EOptions, home: HearthSettings) -> Path:
     questions = load_questions(options.questions_file)
     if options.only:
         questions = [q for q in questions if q.id in options.only]
@@ -133,8 +135,12 @@ async def _run(options: E2EOptions) -> Path:
         "snapshot_sha256": hashlib.sha256(options.snapshot_file.read_bytes()).hexdigest()[:16],
         "questions": len(results), "seconds": round(time.time() - started, 1),
     }  # fmt: skip
-    write_run(folder, results, meta)
-    console.print(terminal_table(results, f"hearth bench e2e — {options.name}"))
+    side = None
+    if "retrieval" in options.layers and options.fill == "snapshot" and options.mem0:
+        test = [q for q in questions if q.split == "test"]
+        side = await asyncio.to_thread(mem0_retrieval, home, snapshot, test, today)
+    write_run(folder, results, meta, side)
+    console.print(terminal_table(results, f"hearth bench e2e — {options.name}", side))
     console.print(f"run folder: {folder} (results.jsonl, summary.json, report.html)")
     return folder
 
