@@ -28,6 +28,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from bench.approvals import approve_pair
 from bench.device_client import DeviceClient
 from config.settings import HearthSettings
 from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
@@ -43,6 +44,7 @@ class ServerProcess:
     port: int
     samples: Path
     secret: str
+    redis_url: str
 
     def rss_kb(self) -> int:
         for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
@@ -76,7 +78,7 @@ async def server_process(
         line = (await asyncio.wait_for(proc.stdout.readline(), 60)).decode()
         if not line.startswith("READY"):
             raise RuntimeError(f"bench server failed to start: {line!r}")
-        yield ServerProcess(proc, int(line.split()[1]), samples, secret)
+        yield ServerProcess(proc, int(line.split()[1]), samples, secret, redis_url)
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 10)
@@ -85,6 +87,7 @@ async def server_process(
 def device_for(server: ServerProcess, n: int) -> DeviceClient:
     mac = "02:00:" + ":".join(f"{b:02x}" for b in n.to_bytes(4, "big"))
     client_id = str(uuid.uuid4())
+    approve_pair(server.redis_url, mac, client_id)  # as an operator would (auth.enrollment)
     token = TokenAuthority(server.secret.encode(), 86400).mint(mac, client_id, time.time())
     return DeviceClient(f"ws://127.0.0.1:{server.port}/xiaozhi/v1/", mac, client_id, token)
 

@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
+from bench.approvals import approve_pair
 from bench.device import pct
 from bench.device_client import DeviceClient
 from bench.instant import InstantLLM, InstantTTS
@@ -127,6 +128,7 @@ async def end_of_speech_to_stt(
             for _ in range(runs):
                 device_id = "be:00:00:00:00:" + uuid.uuid4().hex[:2]
                 client_id = str(uuid.uuid4())
+                approve_pair(redis.url, device_id, client_id)
                 token = authority.mint(device_id, client_id, time.time())
                 device = DeviceClient(f"ws://127.0.0.1:{port}/", device_id, client_id, token)
                 await device.connect()

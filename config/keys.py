@@ -4,7 +4,10 @@ from __future__ import annotations
 
 PREFIX = "hearth:"
 QUEUE = "hearth:queue"  # the arq queue of write-path and tagging jobs
-APPROVED_DEVICES = PREFIX + "devices:approved"  # hash device_id -> json {client_id, at}
+# hash "device_id|client_id" -> json {client_id, approved_at}; a field that is a bare device id
+# is an approval from before pairs (it approves the client id in its record only)
+APPROVED_DEVICES = PREFIX + "devices:approved"
+DEVICES_REVOKED = PREFIX + "devices:revoked"  # pub/sub: json {device, client|null} per revoke
 PERSON_MAP = PREFIX + "person_map"  # hash device_id -> person (read at every connection)
 ACTIVATION_TTL_S = 24 * 3600
 
@@ -14,9 +17,9 @@ def activation_code(code: str) -> str:
     return f"{PREFIX}activation:code:{code}"
 
 
-def activation_device(device_id: str) -> str:
-    """device_id -> its pending code (one pending code per device)."""
-    return f"{PREFIX}activation:device:{device_id}"
+def activation_device(pair: str) -> str:
+    """device_id|client_id -> its pending code (one pending code per pair)."""
+    return f"{PREFIX}activation:device:{pair}"
 
 
 def transcripts(person: str) -> str:

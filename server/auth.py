@@ -34,6 +34,7 @@ class AuthFailure(Enum):
     MALFORMED_TOKEN = "malformed token"
     BAD_SIGNATURE = "token is not valid for this device"
     EXPIRED = "token expired; fetch a new one from the OTA endpoint"
+    NOT_APPROVED = "this device (Device-Id and Client-Id) is not approved, or was revoked"
 
 
 class AuthError(Exception):

@@ -67,7 +67,9 @@ def build_http_app(services: HttpServices) -> Starlette:
             "server_time": {"timestamp": int(now * 1000), "timezone_offset": _tz_offset_minutes()},
             "firmware": {"version": _firmware_version(request), "url": ""},
         }
-        approved = settings.auth.enrollment == "open" or await services.devices.is_approved(device)
+        approved = settings.auth.enrollment == "open" or await services.devices.is_approved(
+            device, client
+        )
         ws: dict[str, object] = {"url": websocket_url(settings, request)}
         if not settings.auth.enabled or approved:
             ws["token"] = services.authority.mint(device, client, now)
@@ -87,7 +89,8 @@ def build_http_app(services: HttpServices) -> Starlette:
 
     async def activate(request: Request) -> Response:
         device = normalise_mac(request.headers.get("device-id", ""))
-        if settings.auth.enrollment == "open" or await services.devices.is_approved(device):
+        client = request.headers.get("client-id", "").strip()
+        if settings.auth.enrollment == "open" or await services.devices.is_approved(device, client):
             return PlainTextResponse("success")
         return PlainTextResponse("waiting for approval", status_code=202)
 

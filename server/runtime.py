@@ -230,7 +230,13 @@ async def device_stack(
         ),
     )
     authority = authority_for(settings) if settings.auth.enabled else None
-    server = DeviceServer(services, authority, max_message_bytes=settings.server.max_message_bytes)
+    approving = settings.auth.enabled and settings.auth.enrollment == "approve"
+    server = DeviceServer(
+        services,
+        authority,
+        max_message_bytes=settings.server.max_message_bytes,
+        approvals=DeviceRegistry(arq) if approving else None,
+    )
     yield server, hook
 
 
@@ -329,6 +335,14 @@ async def _serve(
                 admin_url_file(settings.data_dir), f"http://127.0.0.1:{settings.server.http_port}"
             )
             tasks.append(asyncio.create_task(hook.drain_forever()))
+            approvals = devices.approvals
+            if approvals is not None:  # a revoke from the CLI or console closes open sockets
+
+                async def watch_revocations() -> None:
+                    assert approvals is not None
+                    await approvals.watch_revocations(devices.close_revoked)
+
+                tasks.append(asyncio.create_task(keep_running("revocations", watch_revocations)))
             mcp_servers = _mcp_servers(settings, memory, redis)
             mcp_servers += _console_server(settings, memory, redis)
             servers += [(server, asyncio.create_task(server.serve())) for server in mcp_servers]

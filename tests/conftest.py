@@ -20,6 +20,7 @@ import redis as redis_sync
 from arq.connections import ArqRedis, create_pool
 from redis.asyncio import Redis
 
+from bench.approvals import approve_pair
 from bench.device_client import DeviceClient
 from config.settings import HearthSettings, load_settings
 from providers.asr import SpeechToText
@@ -136,14 +137,21 @@ class RunningHearth:
     port: int
     authority: TokenAuthority
     ended: SessionsEnded
+    redis_url: str = ""
 
     @property
     def url(self) -> str:
         return f"ws://127.0.0.1:{self.port}/xiaozhi/v1/"
 
-    def device(self, device_id: str | None = None, **kwargs: Any) -> DeviceClient:
+    def device(
+        self, device_id: str | None = None, *, approved: bool = True, **kwargs: Any
+    ) -> DeviceClient:
+        """A device with a valid token; under ``auth.enrollment: approve`` (the default) its
+        (Device-Id, Client-Id) pair is approved first, as an operator would."""
         device_id = device_id or ":".join(f"{b:02x}" for b in secrets.token_bytes(6))
         client_id = str(uuid.uuid4())
+        if approved and self.server.approvals is not None:
+            approve_pair(self.redis_url, device_id, client_id)
         token = self.authority.mint(device_id, client_id, time.time())
         return DeviceClient(self.url, device_id, client_id, token, **kwargs)
 
@@ -184,6 +192,7 @@ async def start_hearth(
                     port,
                     authority_for(settings),
                     ended,  # type: ignore[arg-type]
+                    redis_url,
                 )
             finally:
                 ws.close()

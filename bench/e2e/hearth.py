@@ -20,8 +20,9 @@ from typing import Any
 
 import httpx
 
+from bench.approvals import approve_pair
 from bench.device_client import DeviceClient, TurnResult
-from config.run_files import admin_url_file
+from config.run_files import admin_url_file, redis_url_file
 from config.settings import HearthSettings, load_settings
 from providers.processes import free_port
 from server.runtime import authority_for
@@ -73,6 +74,9 @@ class HearthUnderTest:
         return body
 
     async def prepare(self, person: str, snapshot_jsonl: str | None) -> None:
+        # the bench device, approved as an operator would (auth.enrollment: approve)
+        redis_url = redis_url_file(self.settings.data_dir).read_text().strip()
+        await asyncio.to_thread(approve_pair, redis_url, BENCH_DEVICE, BENCH_CLIENT)
         await self.admin(
             "POST", "/admin/persons", json={"device_id": BENCH_DEVICE, "person": person}
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Annotated
 
 import typer
 from rich.table import Table
@@ -14,15 +15,19 @@ device_app = typer.Typer(no_args_is_help=True, help="Device tokens and enrollmen
 
 @device_app.command("token")
 def device_token(device_id: str, client_id: str) -> None:
-    """Mint a device token bound to DEVICE_ID (MAC) and CLIENT_ID."""
+    """Approve the pair DEVICE_ID (MAC) + CLIENT_ID and mint a token bound to it."""
     from server.auth import MAC_PATTERN, normalise_mac
+    from server.devices import DeviceRegistry
     from server.runtime import authority_for
 
     settings = settings_or_exit()
-    if not MAC_PATTERN.match(normalise_mac(device_id)):
+    device = normalise_mac(device_id)
+    if not MAC_PATTERN.match(device):
         console.print("[red]DEVICE_ID must be a MAC address like aa:bb:cc:dd:ee:ff[/red]")
         raise typer.Exit(2)
-    print(authority_for(settings).mint(device_id, client_id, time.time()))
+    if settings.auth.enrollment == "approve":
+        with_redis(lambda redis: DeviceRegistry(redis).approve(device, client_id))
+    print(authority_for(settings).mint(device, client_id, time.time()))
 
 
 @device_app.command("approve")
@@ -30,11 +35,11 @@ def device_approve(code: str) -> None:
     """Approve the device that shows activation CODE; its next OTA check gets a token."""
     from server.devices import DeviceRegistry
 
-    device = with_redis(lambda redis: DeviceRegistry(redis).approve_code(code))
-    if device is None:
+    approval = with_redis(lambda redis: DeviceRegistry(redis).approve_code(code))
+    if approval is None:
         console.print(f"[red]no device is waiting with code {code}[/red]")
         raise typer.Exit(1)
-    console.print(f"approved {device}")
+    console.print(f"approved {approval.device_id} (client {approval.client_id})")
 
 
 @device_app.command("list")
@@ -44,7 +49,30 @@ def device_list() -> None:
 
     approved = with_redis(lambda redis: DeviceRegistry(redis).approved())
     table = Table("device", "client", "approved at")
-    for device, info in sorted(approved.items()):
-        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(float(str(info.get("approved_at", 0)))))
-        table.add_row(device, str(info.get("client_id", "")), at)
+    for a in approved:
+        at = time.strftime("%Y-%m-%d %H:%M", time.localtime(a.approved_at))
+        table.add_row(a.device_id, a.client_id, at)
     console.print(table)
+
+
+@device_app.command("revoke")
+def device_revoke(
+    device_id: str,
+    client_id: Annotated[
+        str | None, typer.Option("--client", help="only this Client-Id (default: every one)")
+    ] = None,
+) -> None:
+    """Withdraw a device's approval: its token stops working at the next connection, and a
+    running Hearth closes its open connections now."""
+    from server.auth import normalise_mac
+    from server.devices import DeviceRegistry
+
+    device = normalise_mac(device_id)
+    revoked = with_redis(lambda redis: DeviceRegistry(redis).revoke(device, client_id))
+    if not revoked:
+        console.print(
+            f"[red]{device} has no approval{' for ' + client_id if client_id else ''}[/red]"
+        )
+        raise typer.Exit(1)
+    for a in revoked:
+        console.print(f"revoked {a.device_id} (client {a.client_id})")

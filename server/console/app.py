@@ -14,7 +14,13 @@ from __future__ import annotations
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from server.console.pages.admin import admin, admin_device_token, admin_map, admin_mcp_token
+from server.console.pages.admin import (
+    admin,
+    admin_device_revoke,
+    admin_device_token,
+    admin_map,
+    admin_mcp_token,
+)
 from server.console.pages.auth import login, logout
 from server.console.pages.memories import confirm_delete, delete, jobs, memories, speakers
 from server.console.views import ConsoleContext
@@ -36,6 +42,7 @@ def build_console(ctx: ConsoleContext) -> Starlette:
             Route("/admin/persons", admin_map, methods=["POST"]),
             Route("/admin/persons/remove", admin_map, methods=["POST"]),
             Route("/admin/tokens/device", admin_device_token, methods=["POST"]),
+            Route("/admin/devices/revoke", admin_device_revoke, methods=["POST"]),
             Route("/admin/tokens/mcp", admin_mcp_token, methods=["POST"]),
         ]
     )

@@ -405,6 +405,12 @@ class DeviceSession:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
+    async def close(self, code: CloseCode, reason: str, end_reason: str) -> None:
+        """Close from outside (a revoked device): the session ends as usual, transcript kept."""
+        self._end_reason = end_reason
+        self.log.info("session.closed_by_server", reason=reason)
+        await self._close(code, reason)
+
     async def _close(self, code: CloseCode, reason: str) -> None:
         with contextlib.suppress(ConnectionClosed):
             await self.ws.close(int(code), reason)

@@ -22,12 +22,20 @@ def _isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HEARTH_AUTH__SECRET", TEST_SECRET)
 
 
-def test_device_token_is_valid_for_that_device(tmp_path: Path) -> None:
+def test_device_token_is_valid_for_that_device(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HEARTH_AUTH__ENROLLMENT", "open")  # approve mode also needs Redis
     result = runner.invoke(app, ["device", "token", "AA:BB:CC:DD:EE:FF", "client-9"])
     assert result.exit_code == 0, result.output
     token = result.output.strip().splitlines()[-1]
     creds = DeviceCredentials(DeviceId("aa:bb:cc:dd:ee:ff"), ClientId("client-9"), token, 1)
     authority_for(make_settings(tmp_path)).verify(creds, time.time())
+
+
+def test_device_token_under_approval_needs_redis_and_says_so() -> None:
+    result = runner.invoke(app, ["device", "token", "AA:BB:CC:DD:EE:FF", "client-9"])
+    assert result.exit_code != 0 and "redis" in result.output.lower()
 
 
 def test_device_token_rejects_a_non_mac() -> None:

@@ -33,7 +33,11 @@ async def test_approved_device_gets_a_working_token(
 ) -> None:
     async with httpx.AsyncClient(base_url=http_app.base_url) as client:
         code = (await client.post("/xiaozhi/ota/", headers=HEADERS)).json()["activation"]["code"]
-        assert await http_app.services.devices.approve_code(code) == MAC
+        approval = await http_app.services.devices.approve_code(code)
+        assert approval is not None and (approval.device_id, approval.client_id) == (
+            MAC,
+            "client-1",
+        )
         activated = await client.post("/xiaozhi/ota/activate", headers=HEADERS, json={})
         answer = (await client.post("/xiaozhi/ota/", headers=HEADERS, json={})).json()
     assert activated.status_code == 200

@@ -160,7 +160,14 @@ async def test_admins_mint_device_and_mcp_tokens(console: Console) -> None:
             "csrf": csrf, "person": "li", "endpoint": "device", "source": "kitchen"})  # fmt: skip
         device = await http.post("/admin/tokens/device", data={
             "csrf": csrf, "device_id": "AA:BB:CC:DD:EE:02", "client_id": "c-1"})  # fmt: skip
+        listed = (await http.get("/admin")).text
+        revoke = await http.post("/admin/devices/revoke", data={
+            "csrf": csrf, "device_id": "aa:bb:cc:dd:ee:02", "client_id": "c-1"})  # fmt: skip
+        after = (await http.get("/admin")).text
     assert mcp.status_code == 200 and device.status_code == 200
+    # minting approved the pair; the revoke button withdrew it
+    assert "aa:bb:cc:dd:ee:02</td><td>c-1" in listed
+    assert revoke.status_code == 303 and "aa:bb:cc:dd:ee:02</td><td>c-1" not in after
     token_match = re.search(r'<code id="secret">(hmcp_[^<]+)</code>', mcp.text)
     assert token_match is not None
     identity = await McpTokens(console.redis).identity(token_match.group(1))
