@@ -74,9 +74,6 @@ class HearthUnderTest:
         return body
 
     async def prepare(self, person: str, snapshot_jsonl: str | None) -> None:
-        # the bench device, approved as an operator would (auth.enrollment: approve)
-        redis_url = redis_url_file(self.settings.data_dir).read_text().strip()
-        await asyncio.to_thread(approve_pair, redis_url, BENCH_DEVICE, BENCH_CLIENT)
         await self.admin(
             "POST", "/admin/persons", json={"device_id": BENCH_DEVICE, "person": person}
         )
@@ -85,6 +82,9 @@ class HearthUnderTest:
                              json={"person": person, "jsonl": snapshot_jsonl})  # fmt: skip
 
     def device(self) -> DeviceClient:
+        """The bench device, its pair approved as an operator would (auth.enrollment)."""
+        redis_url = redis_url_file(self.settings.data_dir).read_text().strip()
+        approve_pair(redis_url, BENCH_DEVICE, BENCH_CLIENT)
         token = authority_for(self.settings).mint(BENCH_DEVICE, BENCH_CLIENT, time.time())
         return DeviceClient(self.ws_url, BENCH_DEVICE, BENCH_CLIENT, token)
 
