@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
+from starlette.types import ASGIApp, Scope
 
 from config.settings import HearthSettings
 from server.admin import admin_routes, person_routes, status_routes, trace_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
+from server.body_guard import Authenticate, BodyGuard, plain_too_large
 from server.device.traces import TraceStore
 from server.devices import DeviceRegistry
 from server.memory.engine import MemoryEngine
@@ -51,7 +54,35 @@ def websocket_url(settings: HearthSettings, request: Request) -> str:
     return f"ws://{host}:{settings.server.ws_port}/xiaozhi/v1/"
 
 
-def build_http_app(services: HttpServices) -> Starlette:
+def build_http_app(services: HttpServices) -> ASGIApp:
+    """The HTTP port's app, its bodies capped and the admin token checked before any body is
+    read (``server.body_guard``; the memory API guards itself the same way, with its key)."""
+    app = _routes(services)
+    return BodyGuard(app, services.settings.api.max_body_bytes, plain_too_large,
+                     _admin_first(services), limits=_larger_for_admin)  # fmt: skip
+
+
+ADMIN_MAX_BODY_BYTES = 16 * 1024 * 1024  # an operator's JSONL import through the admin API
+
+
+def _larger_for_admin(path: str, default: int) -> int:
+    return ADMIN_MAX_BODY_BYTES if path.startswith("/admin/") else default
+
+
+def _admin_first(services: HttpServices) -> Authenticate:
+    async def authenticate(scope: Scope) -> Response | None:
+        if not str(scope["path"]).startswith("/admin/"):
+            return None
+        supplied = Headers(scope=scope).get("authorization", "").removeprefix("Bearer ").strip()
+        token = services.admin_token
+        if token and hmac.compare_digest(supplied.encode(), token.encode()):
+            return None
+        return JSONResponse({"error": "admin API needs Authorization: Bearer <admin token>"}, 401)
+
+    return authenticate
+
+
+def _routes(services: HttpServices) -> Starlette:
     settings = services.settings
 
     async def ota(request: Request) -> Response:

@@ -33,6 +33,7 @@ from providers.tts import TextToSpeech, ZhttsTTS, build_tts
 from providers.vad import VadPool
 from server import metrics
 from server.auth import TokenAuthority
+from server.body_guard import BodyGuard, plain_too_large
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
 from server.device.tools import ToolContext, ToolRegistry
@@ -450,7 +451,8 @@ def _mcp_servers(
     ports = {"agent": mcp.agent_port, "device": mcp.device_port}
     servers: list[uvicorn.Server] = []
     for endpoint, app in apps.items():
-        config = uvicorn.Config(app, host=settings.server.host, port=ports[endpoint],
+        guarded = BodyGuard(app, settings.api.max_body_bytes, plain_too_large)
+        config = uvicorn.Config(guarded, host=settings.server.host, port=ports[endpoint],
                                 log_level="warning", lifespan="on")  # fmt: skip
         servers.append(_QuietServer(config))
         log.info("mcp.endpoint", endpoint=endpoint, url=f"http://{public}:{ports[endpoint]}/mcp")

@@ -8,17 +8,49 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from redis.exceptions import RedisError
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Scope
 
 from server.api import errors
-from server.api.deps import ApiContext
+from server.api.deps import KEY_REQUIRED, ApiContext
 from server.api.errors import ApiError, ErrorType
 from server.api.routes import memories, models, speakers, stores
+from server.body_guard import Authenticate, BodyGuard
 
 __all__ = ["ApiContext", "build_api"]
 log = structlog.get_logger(__name__)
 
 
-def build_api(ctx: ApiContext) -> FastAPI:
+def build_api(ctx: ApiContext) -> ASGIApp:
+    """The API, behind its body guard: a body above ``api.max_body_bytes`` (declared or
+    streamed) is refused with 413 before it is read, and the API key is checked on the headers
+    before any body is read or parsed (an unauthenticated flood is answered 401 at once)."""
+    return BodyGuard(_api(ctx), ctx.settings.max_body_bytes, _too_large, _key_first(ctx))
+
+
+def _too_large(limit: int) -> Response:
+    return ApiError(
+        413, ErrorType.TOO_LARGE, f"request bodies are at most {limit} bytes."
+    ).response()
+
+
+def _key_first(ctx: ApiContext) -> Authenticate:
+    async def authenticate(scope: Scope) -> Response | None:
+        headers = Headers(scope=scope)
+        bearer = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        try:
+            key = await ctx.keys.lookup(headers.get("x-api-key") or bearer)
+        except RedisError as exc:
+            log.error("api.redis_unavailable", error=str(exc))
+            return errors.unavailable("Redis").response()
+        if key is None:
+            return ApiError(401, ErrorType.AUTHENTICATION, KEY_REQUIRED).response()
+        return None
+
+    return authenticate
+
+
+def _api(ctx: ApiContext) -> FastAPI:
     app = FastAPI(
         title="Hearth memory API",
         version="1",

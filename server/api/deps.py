@@ -24,6 +24,7 @@ from server.api.names import store_id
 from server.api.service import MemoryService
 
 PREFIX = "/api/v1/memory"
+KEY_REQUIRED = "A valid API key is required in the X-API-Key header."
 Attempt = Callable[[WriteTracker], Awaitable[dict[str, Any]]]
 
 
@@ -63,9 +64,7 @@ async def caller(
     bearer = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
     key = await ctx.keys.lookup(x_api_key or bearer)
     if key is None:
-        raise ApiError(
-            401, ErrorType.AUTHENTICATION, "A valid API key is required in the X-API-Key header."
-        )
+        raise ApiError(401, ErrorType.AUTHENTICATION, KEY_REQUIRED)
     if x_wos_model is not None:
         check_model(ctx, request, x_wos_model)
     return key

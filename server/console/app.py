@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from starlette.applications import Starlette
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
+from server.body_guard import BodyGuard, plain_too_large
 from server.console.pages.admin import (
     admin,
     admin_device_revoke,
@@ -28,7 +30,11 @@ from server.console.views import ConsoleContext
 __all__ = ["ConsoleContext", "build_console"]
 
 
-def build_console(ctx: ConsoleContext) -> Starlette:
+MAX_BODY_BYTES = 64 * 1024  # forms: a login, a confirm, a person_map edit
+
+
+def build_console(ctx: ConsoleContext) -> ASGIApp:
+    """The console, its form bodies capped before they are read (``server.body_guard``)."""
     app = Starlette(
         routes=[
             Route("/login", login, methods=["GET", "POST"]),
@@ -47,4 +53,4 @@ def build_console(ctx: ConsoleContext) -> Starlette:
         ]
     )
     app.state.console = ctx
-    return app
+    return BodyGuard(app, MAX_BODY_BYTES, plain_too_large)
