@@ -88,5 +88,11 @@ CONSOLE_USERS = (
 
 
 def console_login_failures(name: str) -> str:
-    """Failed logins for one account name (expires with the rate-limit window)."""
+    """Login attempts for one account name, counted before the password is hashed (expires
+    with the rate-limit window; a success clears it)."""
     return f"{PREFIX}console:fail:{name}"
+
+
+def console_login_address(address: str) -> str:
+    """Login attempts from one client address, counted before hashing (expires with the window)."""
+    return f"{PREFIX}console:fail-from:{address}"

@@ -20,7 +20,8 @@ async def login(request: Request) -> Response:
     form = await request.form()
     name, password = str(form.get("name", "")), str(form.get("password", ""))
     try:
-        account = await ctx.accounts.login(name, password)
+        address = request.client.host if request.client else ""
+        account = await ctx.accounts.login(name, password, address)
     except RateLimited as exc:
         log.warning("console.login_rate_limited", user=name)
         response = page(request, "login.html", 429, title="登录",
