@@ -60,7 +60,7 @@ Mode = Literal["up", "serve"]
 
 
 def authority_for(settings: HearthSettings) -> TokenAuthority:
-    key = secret_value(settings.auth.secret, settings.data_dir, "auth_key")
+    key = secret_value(settings.auth.secret, settings.data_dir, "auth_key", "auth.secret")
     return TokenAuthority(key.encode(), settings.auth.token_ttl_days * 86400)
 
 
@@ -315,7 +315,10 @@ async def _serve(
                 authority=authority_for(settings),
                 devices=DeviceRegistry(redis),
                 metrics_token=secret_value(
-                    settings.auth.metrics_token, settings.data_dir, "metrics_token"
+                    settings.auth.metrics_token,
+                    settings.data_dir,
+                    "metrics_token",
+                    "auth.metrics_token",
                 ),
                 admin_token=secret_value(None, settings.data_dir, "admin_token"),
                 memory=memory,
