@@ -14,7 +14,7 @@ from memory.schema import PersonId
 
 # 1-64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit; never ':'
 # (PERSON_ENTITIES values are "person:entity").
-PERSON_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+PERSON_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")  # whole string: fullmatch
 PERSON_RULE = "1-64 ASCII letters, digits, '.', '_' or '-', starting with a letter or digit"
 ME = "me"  # the assistant itself: reserved, lower case only, never registered or counted
 DEFAULT_STORE = "default"
@@ -32,7 +32,7 @@ class IdentityError(ValueError):
 
 def person_id(raw: str, field: str = "person") -> PersonId:
     """The canonical person (store) id. Ids differing only by case are one person."""
-    if not PERSON_PATTERN.match(raw):
+    if not PERSON_PATTERN.fullmatch(raw):  # "$" would let a trailing newline through
         raise IdentityError(f"{field} must be {PERSON_RULE}.", **{field: raw})
     return PersonId(raw.lower())
 

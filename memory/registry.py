@@ -124,6 +124,9 @@ class ApiKey:
         return ALL_STORES in self.stores
 
 
+KEY_ID_MIN = 8  # characters of a key id (its 16 are listed) needed to revoke it
+
+
 def _api_key(digest: str, raw: bytes) -> ApiKey:
     data = orjson.loads(raw)
     return ApiKey(digest[:16], str(data["name"]), tuple(data["stores"]), str(data["created_at"]))
@@ -160,7 +163,14 @@ class ApiKeys:
         return sorted(found, key=lambda k: k.created_at)
 
     async def revoke(self, key_id: str) -> bool:
-        for digest in await self.redis.hkeys(keys.API_KEYS):
-            if digest.decode().startswith(key_id):
-                return bool(await self.redis.hdel(keys.API_KEYS, digest))
-        return False
+        """Revoke the one key whose id starts with ``key_id`` (at least KEY_ID_MIN characters:
+        ``revoke ""`` must not match every key); an ambiguous prefix revokes nothing."""
+        key_id = key_id.strip()
+        if len(key_id) < KEY_ID_MIN:
+            raise ValueError(f"give at least {KEY_ID_MIN} characters of the key id")
+        matches = [
+            d for d in await self.redis.hkeys(keys.API_KEYS) if d.decode().startswith(key_id)
+        ]
+        if len(matches) != 1:
+            return False
+        return bool(await self.redis.hdel(keys.API_KEYS, matches[0]))

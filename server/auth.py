@@ -99,7 +99,8 @@ class TokenAuthority:
         if not creds.token:
             raise AuthError(AuthFailure.MISSING_TOKEN)
         signature, _, ts_text = creds.token.rpartition(".")
-        if not signature or not ts_text.isdigit():
+        # ASCII only: str.isdigit() accepts 「²」, which int() refuses (a 500, not a 401)
+        if not signature or not creds.token.isascii() or not ts_text.isdigit():
             raise AuthError(AuthFailure.MALFORMED_TOKEN)
         ts = int(ts_text)
         expected = self._signature(creds.client_id, creds.device_id, ts)

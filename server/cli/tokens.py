@@ -53,8 +53,11 @@ def api_key_list() -> None:
 @api_key_app.command("revoke")
 def api_key_revoke(key_id: str) -> None:
     """Revoke a key by the id `hearth api-key list` shows; it stops working at once."""
-    from memory.registry import ApiKeys
+    from memory.registry import KEY_ID_MIN, ApiKeys
 
+    if len(key_id.strip()) < KEY_ID_MIN:
+        console.print(f"[red]give at least {KEY_ID_MIN} characters of the key id[/red]")
+        raise typer.Exit(2)
     revoked = with_redis(lambda redis: ApiKeys(redis).revoke(key_id))
     console.print(f"{key_id}: {'revoked' if revoked else 'no such key'}")
     if not revoked:
@@ -69,10 +72,15 @@ def mcp_token_create(
     name: Annotated[str, typer.Option(help="a label (the MCP client's name)")] = "",
 ) -> None:
     """Mint an MCP token bound to one person and source; the secret is printed once."""
+    from memory.identity import IdentityError, person_id
     from server.mcp.tokens import ENDPOINTS, McpTokens
 
     if endpoint not in ENDPOINTS:
         raise typer.BadParameter(f"--endpoint is one of {ENDPOINTS}")
+    try:
+        person = person_id(person)  # Zhang and zhang are one person
+    except IdentityError as exc:
+        raise typer.BadParameter(exc.message) from exc
     label = name or f"{source}@{person}"
     token = with_redis(lambda redis: McpTokens(redis).create(label, person, source, endpoint))
     console.print(f"{endpoint} token for person {person} (source {source}):")

@@ -14,6 +14,7 @@ import orjson
 from redis.asyncio import Redis
 
 from config import keys
+from memory.identity import person_id
 from memory.schema import PersonId
 
 Endpoint = Literal["agent", "device"]
@@ -45,6 +46,7 @@ class McpTokens:
             raise ValueError(f"endpoint is one of {ENDPOINTS}")
         if not person.strip() or not source.strip():
             raise ValueError("person and source are required")
+        person = person_id(person.strip())  # one person whatever the case (IdentityError)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         record = {"name": name, "person": person, "source": source, "endpoint": endpoint,
                   "created_at": time.time()}  # fmt: skip
@@ -57,7 +59,7 @@ class McpTokens:
         if raw is None:
             return None
         record = orjson.loads(raw)
-        person = PersonId(record["person"])  # stored by create() from a checked id
+        person = PersonId(str(record["person"]).lower())  # checked by create(); older: folded
         return McpIdentity(record["name"], person, record["source"], record["endpoint"])
 
     async def all(self) -> list[dict[str, Any]]:
