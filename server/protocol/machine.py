@@ -23,6 +23,7 @@ from server.protocol.messages import (
     AudioReceived,
     Event,
     HelloReceived,
+    IgnoredMessage,
     ListenDetected,
     ListenMode,
     ListenStarted,
@@ -83,6 +84,9 @@ class DeviceProtocol:
             if not isinstance(event, HelloReceived):
                 raise HelloExpected(f"expected hello first, got {type(event).__name__}")
             return [self._accept_hello(event, now)]
+        if isinstance(event, IgnoredMessage) and not event.known:
+            self._count_malformed()  # an undefined type is no better than garbage
+            return [event]
         if isinstance(event, HelloReceived):
             # A second hello is harmless (some clients re-send after reconnect logic); re-answer.
             self._send_json(hello_reply(self.session_id, self.version, self.downlink))
@@ -117,10 +121,13 @@ class DeviceProtocol:
         return hello
 
     def _malformed(self, event: MalformedMessage) -> MalformedMessage:
+        self._count_malformed()
+        return event
+
+    def _count_malformed(self) -> None:
         self.malformed += 1
         if self.malformed > self._max_malformed:
             raise TooManyMalformed(f"more than {self._max_malformed} malformed messages")
-        return event
 
     # ---- time -------------------------------------------------------------------------------
 

@@ -88,9 +88,16 @@ class MalformedMessage:
 
 @dataclass(frozen=True, slots=True)
 class IgnoredMessage:
-    """Well-formed but not for us (legacy ``iot``, MQTT-only ``goodbye``, unknown types)."""
+    """Well-formed but not for us: legacy ``iot`` and MQTT-only ``goodbye`` (``known``), or a
+    type nobody defined — which counts toward the malformed-message limit like garbage does.
+    ``type`` is cut to TYPE_SAMPLE characters (it goes into the log)."""
 
     type: str
+    known: bool = True
+
+
+KNOWN_IGNORED = frozenset({"iot", "goodbye"})
+TYPE_SAMPLE = 40
 
 
 Event = (
@@ -136,7 +143,7 @@ def parse_client_json(text: str) -> Event:
         return McpReceived(payload)
     if kind == "ping":
         return PingReceived()
-    return IgnoredMessage(kind)
+    return IgnoredMessage(kind[:TYPE_SAMPLE], known=kind in KNOWN_IGNORED)
 
 
 def _parse_hello(obj: dict[str, Any]) -> Event:

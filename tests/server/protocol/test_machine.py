@@ -15,6 +15,7 @@ from server.protocol.errors import (
 )
 from server.protocol.machine import DeviceProtocol, Phase
 from server.protocol.messages import (
+    TYPE_SAMPLE,
     AbortRequested,
     AudioParams,
     AudioReceived,
@@ -199,3 +200,17 @@ def test_bad_v3_header_is_malformed_not_fatal() -> None:
 def test_unknown_protocol_version_falls_back_to_v1() -> None:
     p = machine(version=7)
     assert p.version == 1
+
+
+def test_undefined_message_types_count_toward_the_limit_legacy_ones_do_not() -> None:
+    p = opened()
+    for _ in range(10):  # legacy iot and MQTT goodbye: ignored, never counted
+        [event] = p.receive_text('{"type": "iot", "states": []}', 1.0)
+        assert isinstance(event, IgnoredMessage) and event.known
+    long_type = "x" * 10_000
+    for _ in range(3):
+        [event] = p.receive_text(orjson.dumps({"type": long_type}).decode(), 1.0)
+        assert isinstance(event, IgnoredMessage) and not event.known
+        assert len(event.type) == TYPE_SAMPLE  # what reaches the log is bounded
+    with pytest.raises(TooManyMalformed):
+        p.receive_text('{"type": "made-up"}', 1.0)
