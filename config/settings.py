@@ -52,6 +52,9 @@ class ServerSettings(_Section):
     hello_timeout_s: float = Field(gt=0)
     idle_timeout_s: float = Field(gt=0)
     max_malformed_messages: int = Field(ge=1)
+    max_sockets_per_device: int = Field(ge=1)
+    max_transcript_utterances: int = Field(ge=10)
+    http_max_connections: int = Field(ge=8)
 
 
 class AuthSettings(_Section):

@@ -14,7 +14,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import structlog
 import uvicorn
@@ -221,6 +221,7 @@ async def device_stack(
         hello_timeout_s=settings.server.hello_timeout_s,
         idle_timeout_s=settings.server.idle_timeout_s,
         max_malformed=settings.server.max_malformed_messages,
+        max_transcript_utterances=settings.server.max_transcript_utterances,
         vision_url=f"http://{host}:{settings.server.http_port}/mcp/vision/explain",
         end_hooks=[hook],
         resolve_person=PersonMap(arq).resolve,
@@ -237,6 +238,7 @@ async def device_stack(
         authority,
         max_message_bytes=settings.server.max_message_bytes,
         approvals=DeviceRegistry(arq) if approving else None,
+        max_sockets_per_device=settings.server.max_sockets_per_device,
     )
     yield server, hook
 
@@ -325,13 +327,7 @@ async def _serve(
                 status=lambda: component_status(supervisor, engines, turn.tts),
             )
             http = _QuietServer(
-                uvicorn.Config(
-                    build_http_app(http_services),
-                    host=settings.server.host,
-                    port=settings.server.http_port,
-                    log_level="warning",
-                    lifespan="off",
-                )
+                http_config(build_http_app(http_services), settings, settings.server.http_port)
             )
             servers: list[tuple[uvicorn.Server, asyncio.Task[object]]] = []
             servers.append((http, asyncio.create_task(http.serve())))
@@ -455,8 +451,7 @@ def _mcp_servers(
     servers: list[uvicorn.Server] = []
     for endpoint, app in apps.items():
         guarded = BodyGuard(app, settings.api.max_body_bytes, plain_too_large)
-        config = uvicorn.Config(guarded, host=settings.server.host, port=ports[endpoint],
-                                log_level="warning", lifespan="on")  # fmt: skip
+        config = http_config(guarded, settings, ports[endpoint], lifespan="on")
         servers.append(_QuietServer(config))
         log.info("mcp.endpoint", endpoint=endpoint, url=f"http://{public}:{ports[endpoint]}/mcp")
     return servers
@@ -473,12 +468,26 @@ def _console_server(
     key = secret_value(None, settings.data_dir, "console_key").encode()
     ctx = ConsoleContext(redis, memory, SessionSigner(key, settings.console.session_ttl_s),
                          authority_for(settings), settings.console.secure_cookie)  # fmt: skip
-    config = uvicorn.Config(
-        build_console(ctx), host=settings.server.host, port=settings.console.port,
-        log_level="warning", lifespan="off",
-    )  # fmt: skip
+    config = http_config(build_console(ctx), settings, settings.console.port)
     log.info("console.listening", url=f"http://{settings.server.host}:{settings.console.port}/")
     return [_QuietServer(config)]
+
+
+HEADER_BYTES = 16 * 1024  # request line + headers; a larger head is refused
+KEEP_ALIVE_S = 5.0  # an idle keep-alive connection is closed after this
+
+
+def http_config(
+    app: Any, settings: HearthSettings, port: int, lifespan: Literal["on", "off"] = "off"
+) -> uvicorn.Config:
+    """Every HTTP port Hearth serves, with the same limits: at most
+    ``server.http_max_connections`` connections (beyond: 503 at once, so a slow client holding
+    sockets cannot take the port), bounded heads, short keep-alive."""
+    return uvicorn.Config(
+        app, host=settings.server.host, port=port, log_level="warning", lifespan=lifespan,
+        limit_concurrency=settings.server.http_max_connections,
+        timeout_keep_alive=int(KEEP_ALIVE_S), h11_max_incomplete_event_size=HEADER_BYTES,
+    )  # fmt: skip
 
 
 class _QuietServer(uvicorn.Server):

@@ -88,6 +88,7 @@ class SessionServices:
     idle_timeout_s: float
     max_malformed: int
     vision_url: str
+    max_transcript_utterances: int = 2000
     end_hooks: list[SessionEndHook] = field(default_factory=list)
     resolve_person: PersonResolver = own_person
     voice: VoiceServices | None = None  # None: text turns only (listen detect)
@@ -324,6 +325,15 @@ class DeviceSession:
 
     async def _on_user_text(self, text: str, received_at: float) -> None:
         if not text:
+            return
+        if len(self.conversation.transcript) >= self.services.max_transcript_utterances:
+            # kept (the write path gets it), then the session ends: the device reconnects
+            self.conversation.add(Utterance("user", text, time.time()))
+            self._end_reason = "transcript_full"
+            self.log.warning(
+                "session.transcript_full", utterances=len(self.conversation.transcript)
+            )
+            await self._close(CloseCode.POLICY_VIOLATION, "session too long: reconnect")
             return
         if is_exit_phrase(text, self.settings.exit_phrases):
             metrics.TURNS.labels(kind="exit").inc()

@@ -52,11 +52,13 @@ class DeviceServer:
         *,
         max_message_bytes: int,
         approvals: DeviceRegistry | None = None,
+        max_sockets_per_device: int = 4,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.services = services
         self.authority = authority
         self.approvals = approvals  # None: open enrollment (or auth off), no approval list
+        self.max_sockets_per_device = max_sockets_per_device
         self.max_message_bytes = max_message_bytes
         self.wall_clock = wall_clock
         self.sessions: set[DeviceSession] = set()
@@ -105,6 +107,12 @@ class DeviceServer:
 
     async def _handler(self, connection: ServerConnection) -> None:
         creds: DeviceCredentials = connection.hearth_credentials  # type: ignore[attr-defined]
+        open_ = sum(1 for s in self.sessions if s.creds.device_id == creds.device_id)
+        if open_ >= self.max_sockets_per_device:  # before any per-session state (VAD, ASR)
+            metrics.HANDSHAKES_REFUSED.labels(reason="too_many_sockets").inc()
+            log.warning("handshake.too_many_sockets", device=creds.device_id, open=open_)
+            await connection.close(int(CloseCode.POLICY_VIOLATION), "too many connections")
+            return
         session = DeviceSession(connection, creds, self.services)
         self.sessions.add(session)
         try:

@@ -97,6 +97,7 @@ class IgnoredMessage:
 
 
 KNOWN_IGNORED = frozenset({"iot", "goodbye"})
+MAX_DETECT_CHARS = 1000  # a typed or wake-word text; longer is malformed (counted), not a turn
 TYPE_SAMPLE = 40
 
 
@@ -183,6 +184,10 @@ def _parse_listen(obj: dict[str, Any], text: str) -> Event:
         detected = obj.get("text")
         if not isinstance(detected, str):
             return MalformedMessage("listen detect without text", _sample(text))
+        if len(detected) > MAX_DETECT_CHARS:
+            return MalformedMessage(
+                f"listen detect text longer than {MAX_DETECT_CHARS} characters", _sample(text)
+            )
         return ListenDetected(detected.strip())
     return MalformedMessage(f"listen with unknown state {state!r}", _sample(text))
 
