@@ -53,6 +53,7 @@ from server.protocol.messages import (
 )
 
 log = structlog.get_logger(__name__)
+MAX_PENDING_UTTERANCES = 3  # utterances of one device waiting for ASR; more are refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +262,12 @@ class DeviceSession:
                     self.log.info("voice.barge_in")
                     self._spawn(self._cancel_turn())
             elif isinstance(event, UtteranceEnded):
+                if len(self._asr_tasks) >= MAX_PENDING_UTTERANCES:
+                    # one device cannot queue unbounded audio for the shared ASR: say so, loudly
+                    metrics.UTTERANCES.labels(outcome="asr_backlog").inc()
+                    self.log.error("voice.asr_backlog", pending=len(self._asr_tasks),
+                                   audio_s=round(event.duration_s, 2))  # fmt: skip
+                    continue
                 task = asyncio.create_task(self._transcribe(event))
                 self._asr_tasks.add(task)
                 task.add_done_callback(self._asr_tasks.discard)

@@ -4,15 +4,23 @@ transcript kept (real WebSocket on loopback, scripted LLM)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client import REGISTRY
+from redis.asyncio import Redis
 from websockets.exceptions import ConnectionClosed
 
 from bench.device_client import DeviceClient
+from server.device.listening import EndReason, UtteranceEnded
+from server.device.session import MAX_PENDING_UTTERANCES
 from server.protocol.messages import MAX_DETECT_CHARS
-from tests.conftest import RunningHearth
-from tests.support.scripted_llm import Reply
+from tests.conftest import RunningHearth, start_hearth
+from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.support.waiting import wait_until
 
 MAC = "aa:bb:cc:dd:ee:77"
 
@@ -71,3 +79,44 @@ async def test_a_session_past_its_transcript_cap_ends_and_keeps_every_word(
     said = [u.text for u in record.transcript if u.role == "user"]
     assert said == [f"第{n}句" for n in range(5)] + ["最后一句"]
     assert record.end_reason == "transcript_full"
+
+
+class BlockingASR:
+    """Holds every transcription until released: a backlog builds as it would on a slow CPU."""
+
+    name = "blocking"
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+        self.calls = 0
+
+    async def transcribe(self, pcm: bytes, sample_rate: int) -> str:
+        self.calls += 1
+        await self.release.wait()
+        return ""
+
+
+async def test_one_device_cannot_queue_unbounded_audio_for_the_asr(
+    tmp_path: Path, redis: Redis, redis_url: str, scripted_llm: ScriptedLLM
+) -> None:
+    asr = BlockingASR()
+    async with start_hearth(
+        tmp_path, redis_url, scripted_llm.base_url, scripted_llm, asr=asr
+    ) as hearth:
+        device = hearth.device()
+        await device.connect()
+        session = next(s for s in hearth.server.sessions if s.creds.device_id == device.device_id)
+        before = (
+            REGISTRY.get_sample_value("hearth_voice_utterances_total", {"outcome": "asr_backlog"})
+            or 0.0
+        )
+        utterance = UtteranceEnded(b"\0\0" * 16000, 800, EndReason.SILENCE, time.time())
+        session._on_listener_events([utterance] * (MAX_PENDING_UTTERANCES + 2))
+        assert len(session._asr_tasks) == MAX_PENDING_UTTERANCES
+        after = REGISTRY.get_sample_value(
+            "hearth_voice_utterances_total", {"outcome": "asr_backlog"}
+        )
+        assert after == before + 2  # refused, counted and logged — not silently queued
+        asr.release.set()
+        await wait_until(lambda: not session._asr_tasks, within_s=10)
+        await device.close()
