@@ -3,8 +3,11 @@
 1. Embed the utterance.
 2. Round 1 (one batch): direct vector hits above ``threshold``; the best BM25 matches of the
    question's words (``lexical_limit``: a name, a rare word the question shares with a memory)
-   whose cosine reaches ``lexical_threshold``; plus, when the question names a relation (女儿,
-   老婆, 家里人 → all), memories about that relation (``entity_limit``, ``relation_threshold``).
+   whose cosine reaches ``lexical_threshold`` and that share two content terms with the
+   question (one if it is anchored in the household: ``memory.terms``); plus, when the
+   question names a relation (女儿, 老婆, 家里人 → all), memories about that relation
+   (``entity_limit``, ``relation_threshold``). Names in lexical hits do not start round 2's
+   name search (only what the question itself names links, below).
 3. Round 2, same-entity completion, both ways: proper names pulled out of round-1 hits
    (「女儿叫小橙子」 → 小橙子), and the relation words and other names of round-1 hits about a name
    the question says (asked about 小橙子: 女儿, 闺女, a nickname), select memories about them
@@ -30,7 +33,7 @@ from typing import Literal
 import structlog
 
 from config.settings import MemorySettings
-from memory import entities
+from memory import entities, terms
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
@@ -41,6 +44,8 @@ log = structlog.get_logger(__name__)
 Why = Literal["direct", "lexical", "relation", "entity"]
 Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
+LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
+LEXICAL_TERMS_ANCHORED = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,12 +123,12 @@ class ReadPath:
         _collect(found, self._direct(question, anchored, live[: s.limit]), "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
-            _collect(found, next(rounds), "lexical", now)
+            _collect(found, self._lexical(question, anchored, next(rounds)), "lexical", now)
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
         second: list[Search] = []
-        names = _names_from(found.values(), relations)
+        names = _names_from([r for r in found.values() if r.why != "lexical"], relations)
         names += [w for w in _linked(found.values(), question) if w not in names + relations]
         if names and s.entity_limit:
             second.append(Search(vector, s.entity_limit, None, tuple(names)))
@@ -146,6 +151,14 @@ class ReadPath:
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result
+
+    @staticmethod
+    def _lexical(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
+        """A word match counts when it is more than chance: one shared content term for a
+        question anchored in the household, two otherwise (「北京到上海多远」 shares only 北京 with
+        「住在北京朝阳区」)."""
+        needed = LEXICAL_TERMS_ANCHORED if anchored else LEXICAL_TERMS
+        return [h for h in hits if terms.shared(question, h.memory.text) >= needed]
 
     def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
         return [h for h in hits if self._accept(question, anchored, h)]
