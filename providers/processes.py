@@ -132,7 +132,9 @@ class ChildProcess:
 
 
 class EmbeddedRedis:
-    """A private ``redis-server`` on loopback with a generated password and AOF under data_dir."""
+    """A private ``redis-server`` on loopback with a generated password and AOF under data_dir.
+    The password is in a 0600 config file, never on the command line (``ps`` shows argv to every
+    local user)."""
 
     def __init__(self, data_dir: Path) -> None:
         binary = shutil.which("redis-server")
@@ -141,16 +143,20 @@ class EmbeddedRedis:
                 "redis", "redis-server not found (apt-get install redis-server)"
             )
         self.folder = data_dir / "redis"
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.folder.chmod(0o700)
         self.port = free_port()
         self.password = secrets.token_urlsafe(24)
-        argv = [
-            binary, "--bind", "127.0.0.1", "--port", str(self.port),
-            "--requirepass", self.password, "--dir", str(self.folder.resolve()),
-            "--appendonly", "yes", "--appendfsync", "always", "--save", "",
-            "--daemonize", "no",
+        config = self.folder / "redis.conf"
+        lines = [
+            "bind 127.0.0.1", f"port {self.port}", f"requirepass {self.password}",
+            f'dir "{self.folder.resolve()}"', "appendonly yes", "appendfsync always",
+            'save ""', "daemonize no",
         ]  # fmt: skip
-        self.child = ChildProcess("redis", argv, data_dir / "logs" / "redis.log")
+        fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write("\n".join(lines) + "\n")
+        self.child = ChildProcess("redis", [binary, str(config)], data_dir / "logs" / "redis.log")
 
     @property
     def url(self) -> str:
