@@ -144,13 +144,9 @@ class DeviceSession:
         started = time.time()
         reason = "closed_by_device"
         metrics.CONNECTIONS.inc()
-        try:
-            self.person = await self.services.resolve_person(self.creds.device_id)
-        except (RedisError, OSError) as exc:
-            # Redis down: keep serving the device; its memories stay its own until it reconnects.
-            self.person = default_person(self.creds.device_id)
-            self.log.error("person_map.unavailable", error=str(exc), fallback=self.person)
+        self.person = default_person(self.creds.device_id)  # until person_map answers
         self.log = self.log.bind(person=self.person)
+        await self._refresh_person()
         self.log.info("session.open", client=self.creds.client_id, version=self.protocol.version)
         try:
             reason = await self._loop()
@@ -347,6 +343,7 @@ class DeviceSession:
             await self._cancel_turn(reply_stop=False)
             self._turn = asyncio.create_task(self._say_goodbye(text, received_at))
             return
+        await self._refresh_person()
         kind = "text"
         if is_one_of(text, self.settings.wake_words):
             kind, text = "wake_word", self.settings.greeting
@@ -444,7 +441,24 @@ class DeviceSession:
             with contextlib.suppress(asyncio.CancelledError, ConnectionClosed):
                 await task
 
+    async def _refresh_person(self) -> None:
+        """Read person_map again (at connect, before every turn, at the end): an admin's remap
+        applies to open sessions at their next turn, and a session that connected while Redis
+        was down reaches its owner once Redis answers. Redis down: the last known person stays
+        (the device's own ``device-…`` person if none was ever known), logged."""
+        try:
+            person = await self.services.resolve_person(self.creds.device_id)
+        except (RedisError, OSError) as exc:
+            self.log.error("person_map.unavailable", error=str(exc), keeping=self.person)
+            return
+        if person != self.person:
+            if self.person != default_person(self.creds.device_id):
+                self.log.info("session.person_changed", old=self.person, new=person)
+            self.person = person
+            self.log = self.log.bind(person=person)
+
     async def _fire_end_hooks(self, started: float, reason: str) -> None:
+        await self._refresh_person()  # the transcript goes to whoever person_map says now
         record = SessionRecord(
             session_id=self.session_id,
             device_id=self.creds.device_id,

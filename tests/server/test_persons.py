@@ -61,6 +61,26 @@ async def test_edit_applies_to_the_next_connection_on_another_server_instance(
         assert after.person == "zhang"
 
 
+async def test_a_remap_applies_to_an_open_session_at_its_next_turn(
+    tmp_path: Path, redis: Redis, redis_url: str, scripted_llm: ScriptedLLM
+) -> None:
+    """Issue 20 (low): a session used to keep the person it resolved at connect."""
+    scripted_llm.responder = lambda req: Reply("好。")
+    await PersonMap(redis).unmap(MAC)
+    async with start_hearth(tmp_path, redis_url, scripted_llm.base_url, scripted_llm) as hearth:
+        device = hearth.device(MAC)
+        await device.connect()
+        await device.ask("你好", within_s=30)
+        await PersonMap(Redis.from_url(redis_url)).map(MAC, "zhang")  # an admin, meanwhile
+        await device.ask("还在吗", within_s=30)
+        session = next(s for s in hearth.server.sessions if s.creds.device_id == MAC)
+        assert session.person == "zhang"
+        await device.close()
+        record = await hearth.ended.wait_for(device.session_id)
+    assert record.person == "zhang"  # the transcript goes to the person mapped now
+    await PersonMap(redis).unmap(MAC)
+
+
 async def test_bench_person_is_invisible_to_real_persons_and_back(
     tmp_path: Path, redis: Redis, redis_url: str, scripted_llm: ScriptedLLM
 ) -> None:
