@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
 
-from config.run_files import admin_url_file
+from config.run_files import admin_url_file, read_agent_pointer
 
 
 def prompt_from(raw: str) -> str:
@@ -38,15 +39,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=2.0, help="seconds before giving up")
     args = parser.parse_args(argv)
 
-    from config.peek import peek
-
-    data_dir = Path(str(peek("data_dir") or "data"))
-    person = args.person or peek("mcp", "agent_person")
+    # Only the user's own environment and the pointer their running Hearth published — never
+    # ./hearth.yaml or ./data in the working directory (a cloned repository controls those).
+    pointer = read_agent_pointer()
+    where = os.environ.get("HEARTH_DATA_DIR") or pointer.get("data_dir")
+    person = (
+        args.person or os.environ.get("HEARTH_MCP__AGENT_PERSON") or pointer.get("agent_person")
+    )
     prompt = prompt_from(sys.stdin.read())[:2000]
-    if not person or not prompt:
-        print("hearth-agent-context: no person configured (mcp.agent_person)" if not person
-              else "hearth-agent-context: empty prompt", file=sys.stderr)  # fmt: skip
+    if not where or not person or not prompt:
+        why = "empty prompt"
+        if not person:
+            why = "no person configured (mcp.agent_person)"
+        if not where:
+            why = "no running Hearth published for this user (start hearth up)"
+        print(f"hearth-agent-context: no memory injected ({why})", file=sys.stderr)
         return 0
+    data_dir = Path(str(where))
     try:
         # config.secrets is read directly (it imports more)
         base = admin_url_file(data_dir).read_text().strip()

@@ -21,7 +21,7 @@ import uvicorn
 from arq.connections import ArqRedis, create_pool
 from redis.asyncio import Redis
 
-from config.run_files import admin_url_file, redis_url_file
+from config.run_files import admin_url_file, publish_agent_pointer, redis_url_file
 from config.secrets import secret_value
 from config.settings import HearthSettings, SettingsError
 from providers.asr import SpeechToText, build_asr
@@ -334,6 +334,7 @@ async def _serve(
             _publish(
                 admin_url_file(settings.data_dir), f"http://127.0.0.1:{settings.server.http_port}"
             )
+            publish_agent_pointer(settings.data_dir, settings.mcp.agent_person)
             tasks.append(asyncio.create_task(hook.drain_forever()))
             approvals = devices.approvals
             if approvals is not None:  # a revoke from the CLI or console closes open sockets

@@ -8,6 +8,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -37,6 +38,9 @@ from tests.support.scripted_llm import ScriptedLLM
 from tests.support.waiting import wait_until
 from workers.settings import redis_settings
 
+# Servers started by tests publish the agent pointer (config.run_files) into the user's config
+# folder: give the whole run (subprocesses inherit it) a private one.
+os.environ.setdefault("XDG_CONFIG_HOME", tempfile.mkdtemp(prefix="hearth-test-config-"))
 TEST_SECRET = "test-secret-" + "x" * 20
 
 

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from redis.asyncio import Redis
 
+from config.run_files import publish_agent_pointer, read_agent_pointer
 from config.settings import load_settings
 from memory.importer import import_file
 from memory.schema import PersonId
@@ -77,3 +80,43 @@ async def test_prints_the_read_path_block_of_the_person(
     assert "[安全约束]" in hit.stdout.decode() and "海鲜过敏" in hit.stdout.decode()
     assert noise.returncode == 0 and noise.stdout == b""
     assert other.returncode == 0 and "海鲜" not in other.stdout.decode()
+
+
+async def test_a_cloned_repository_cannot_redirect_the_hook(tmp_path: Path) -> None:
+    """Issue 20: the hook used to read ./hearth.yaml and ./data in the agent's working directory,
+    which a cloned repository controls — the prompt went wherever it pointed."""
+    contacted: list[bool] = []
+
+    async def attacker(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        contacted.append(True)
+        writer.close()
+
+    server = await asyncio.start_server(attacker, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    repo = tmp_path / "cloned-repo"
+    (repo / "data" / "run").mkdir(parents=True)
+    (repo / "data" / "secrets").mkdir()
+    (repo / "data" / "run" / "admin.url").write_text(f"http://127.0.0.1:{port}")
+    (repo / "data" / "secrets" / "admin_token").write_text("x" * 32)
+    (repo / "hearth.yaml").write_text(f"data_dir: {repo / 'data'}\nmcp:\n  agent_person: zhang\n")
+    env = {"PATH": "/usr/bin:/bin", "XDG_CONFIG_HOME": str(tmp_path / "user-config")}
+    try:
+        done = await asyncio.to_thread(
+            subprocess.run, [str(HOOK)], input="我的密码是 hunter2".encode(), capture_output=True,
+            env=env, cwd=repo, timeout=30, check=False,
+        )  # fmt: skip
+    finally:
+        server.close()
+    assert done.returncode == 0 and done.stdout == b""
+    assert b"no running Hearth published for this user" in done.stderr
+    assert contacted == []
+
+
+def test_a_running_hearth_publishes_the_pointer_the_hook_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+    path = publish_agent_pointer(tmp_path / "data", "zhang")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert read_agent_pointer() == {"data_dir": str((tmp_path / "data").resolve()),
+                                    "agent_person": "zhang"}  # fmt: skip
