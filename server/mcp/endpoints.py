@@ -21,12 +21,14 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from redis.asyncio import Redis
 from starlette.applications import Starlette
 
 from config.settings import HearthSettings
-from memory.identity import person_id
+from memory.identity import ME, person_id, speaker_name
+from memory.registry import Speakers
 from memory.schema import PersonId
 from memory.writes import Duplicate, MemoryWriter, NoTagging
 from server.device.tools import ToolContext
@@ -102,6 +104,8 @@ class AgentMemory:
         text = " ".join(text.split())[:2000]
         if not text:
             raise ValueError("text is empty")
+        if speaker is not None:
+            speaker = await self._speaker(who, speaker)
         written = await self.writer.remember(who.person, text, source=who.source, speaker=speaker)
         if isinstance(written, Duplicate):
             existing = written.existing
@@ -111,6 +115,16 @@ class AgentMemory:
         memory = written.memory
         tags = "pending (tagging job queued)" if self.redis is not None else "defaults (no worker)"
         return {"status": "stored", "id": memory.key, "tags": tags}
+
+    async def _speaker(self, who: McpIdentity, raw: str) -> str:
+        """The API's rules for who said it: a valid name, ``me`` for the assistant, otherwise a
+        speaker registered for this person (``hearth persons speaker`` / the API)."""
+        name = speaker_name(raw)  # IdentityError (a ValueError) carries the rule
+        if name == ME or self.redis is None:
+            return name
+        if not await Speakers(self.redis).registered(who.person, name):
+            raise ValueError(f"speaker '{name}' is not registered for this person")
+        return name
 
     async def check_safety(self, who: McpIdentity, topic: str) -> str:
         context = ToolContext(who.person, f"mcp:{who.name}", f"mcp-{uuid.uuid4()}")
@@ -145,7 +159,10 @@ def register_tools(
 
     @server.tool(description=ADD_DESCRIPTION)
     async def memory_add(text: str, speaker: str | None = None) -> dict[str, Any]:
-        return await tools.add(who(), text, speaker)
+        try:
+            return await tools.add(who(), text, speaker)
+        except ValueError as exc:  # the caller's mistake: say which rule, as the API does
+            raise ToolError(str(exc)) from exc
 
 
 def build_endpoint(

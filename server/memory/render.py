@@ -32,18 +32,27 @@ check_safety：话题涉及{"、".join(SAFETY_TOPICS)}时必须调用；闲聊�
 </must_call>"""
 
 
+# What people said is data, never prompt structure: a memory or a speaker name cannot open or
+# close a tag, start a group or add a line of its own.
+_STRUCTURE = str.maketrans({"<": "＜", ">": "＞", "[": "［", "]": "］", "\r": " ", "\n": " "})
+
+
+def plain(text: str) -> str:
+    return " ".join(text.translate(_STRUCTURE).split())
+
+
 def describe(memory: Memory, now: float) -> str:
     """One memory as a prompt line: text plus who it is about, who said it, and when."""
     notes = []
     if memory.subject:
-        notes.append(f"关于{memory.subject}")
+        notes.append(f"关于{plain(memory.subject)}")
     if memory.speaker:
-        notes.append("你自己说过" if memory.speaker == "me" else f"{memory.speaker}说")
+        notes.append("你自己说过" if memory.speaker == "me" else f"{plain(memory.speaker)}说")
     if memory.expires_at:
         notes.append("到" + time.strftime("%Y-%m-%d", time.localtime(memory.expires_at)) + "为止")
     elif memory.created_at and now - memory.created_at > 86400:
         notes.append("记于" + time.strftime("%Y-%m-%d", time.localtime(memory.created_at)))
-    return f"- {memory.text}" + (f"（{'，'.join(notes)}）" if notes else "")
+    return f"- {plain(memory.text)}" + (f"（{'，'.join(notes)}）" if notes else "")
 
 
 def render_block(safety: Sequence[Memory], related: Sequence[Memory], now: float) -> str:

@@ -21,6 +21,7 @@ from redis.asyncio import Redis
 from config import keys
 from config.settings import load_settings
 from memory.importer import import_file
+from memory.registry import Speakers
 from memory.schema import PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
@@ -114,7 +115,13 @@ async def test_other_persons_memories_are_never_read_or_written(rig: Rig) -> Non
 
 async def test_memory_added_over_mcp_reaches_that_persons_device_turns_only(rig: Rig) -> None:
     zhang = await rig.tokens.create("claude-code", "zhang", "claude-code", "agent")
+    await Speakers(rig.hearth.arq).register(PersonId("zhang"), "张伟", 50)
     async with mcp_client(rig.urls["agent"], zhang) as client:
+        # the API's speaker rules: registered names and `me` only (issue 20)
+        stranger = await client.call_tool("memory_add", {"text": "我家住在月球", "speaker": "路人"})
+        fake_me = await client.call_tool("memory_add", {"text": "我家住在月球", "speaker": "ME"})
+        assert stranger.is_error and "not registered" in str(stranger.content)
+        assert fake_me.is_error and "'me'" in str(fake_me.content)
         added = payload(await client.call_tool(
             "memory_add", {"text": "小橙子的钢琴老师姓王", "speaker": "张伟"}
         ))  # fmt: skip
