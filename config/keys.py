@@ -43,9 +43,16 @@ def idempotency(scope: str, key: str) -> str:
 
 
 def person_lock(person: str) -> str:
-    """Held while one person's memories are checked for duplicates and written (API stores,
-    write-path merges): across every process, two writers never interleave on one person."""
+    """Held while one person's memories are checked for duplicates and written — milliseconds
+    (API, MCP and console writes, the write path's apply and tag patch): across every process,
+    two writers never interleave on one person."""
     return f"{PREFIX}lock:person:{person}"
+
+
+def merge_lock(person: str) -> str:
+    """Held by a write job for one person from its merge to its tags (minutes of LLM calls):
+    two jobs for one person never merge concurrently — and other writers never wait for it."""
+    return f"{PREFIX}lock:merge:{person}"
 
 
 # ---- write path ------------------------------------------------------------------------------

@@ -30,11 +30,11 @@ LEASE_S = 30.0
 
 @contextlib.asynccontextmanager
 async def holding_person(
-    redis: Redis, person: str, wait_s: float, lease_s: float = LEASE_S
+    redis: Redis, person: str, wait_s: float, lease_s: float = LEASE_S, key: str | None = None
 ) -> AsyncIterator[None]:
-    """Hold the lock for as long as the block runs, renewing the lease every third of it; if
-    this process dies the lease runs out within ``lease_s``."""
-    lock = redis.lock(keys.person_lock(person), timeout=lease_s, blocking_timeout=wait_s,
+    """Hold the lock (``keys.person_lock``, or ``key``) for as long as the block runs, renewing
+    the lease every third of it; if this process dies the lease runs out within ``lease_s``."""
+    lock = redis.lock(key or keys.person_lock(person), timeout=lease_s, blocking_timeout=wait_s,
                       sleep=POLL_S)  # fmt: skip
     if not await lock.acquire():
         raise PersonBusyError(f"person {person!r} stayed locked for {wait_s:.0f} s")

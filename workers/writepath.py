@@ -6,14 +6,17 @@ idempotent, so arq's at-least-once delivery (a worker killed mid-job) stores not
 - A new memory's id is derived from (session, plan position): applying twice is one point.
 - An UPDATE whose target already holds the new text, and a DELETE of a missing point, are
   no-ops.
-- Merge, apply and patch run under the per-person write lock, and ADD / UPDATE write through
-  the one write (``memory.writes.MemoryWriter``: the lock, the duplicate check, the memory's
-  shape and its retag mark are the API's, MCP's and the console's), so two jobs for one person
-  never merge concurrently and no entry point writes a memory differently.
+- A job holds the person's *merge* lock from merge to tags, so two jobs for one person never
+  merge concurrently; the *store* lock (shared with the API, MCP and the console) only around
+  its apply and its tag patch, so those writers never wait for an LLM call. ADD / UPDATE write
+  through the one write (``memory.writes.MemoryWriter``: the duplicate check, the memory's shape
+  and its retag mark are everyone's), so no entry point writes a memory differently. A tag
+  patch skips a memory whose text changed after it was tagged (it stays pending).
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import time
@@ -32,6 +35,7 @@ from config import keys
 from config.settings import WriteSettings
 from memory import entities, schema
 from memory.identity import ME
+from memory.locks import holding_person
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryClass, MemoryId, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async, store_call
@@ -205,15 +209,22 @@ class WritePath:
             await checkpoint.put("facts", facts)
         outcome.facts = len(facts)
         speaker = await self._speaker(session)
-        # another job for this person may be mid-merge with its LLM calls: wait that long
-        wait = 2 * self.settings.timeout_s
-        async with self.writer.locked(session.person, wait_s=wait):
+        async with self._merging(session.person):
             plan = await self._plan(session, facts, checkpoint, outcome)
-            touched = await self._apply(session, speaker, plan, outcome)
+            async with self.writer.locked(session.person):  # the store: milliseconds
+                touched = await self._apply(session, speaker, plan, outcome)
             await self._tag(session, touched, checkpoint, outcome)
         await checkpoint.put("done", outcome.as_json())
         log.info("write.done", person=session.person, **_summary(outcome))
         return outcome
+
+    def _merging(self, person: PersonId) -> contextlib.AbstractAsyncContextManager[None]:
+        """One write job per person from merge to tags (its LLM calls take minutes): another
+        job for this person waits that long. API, MCP and console writes take only the store
+        lock (``MemoryWriter.locked``), which this job holds just around its apply and its tag
+        patch — they never wait for an LLM."""
+        wait = 2 * self.settings.timeout_s
+        return holding_person(self.redis, person, wait_s=wait, key=keys.merge_lock(person))
 
     async def _speaker(self, session: SessionTranscript) -> str | None:
         """The user's speaker name, registered in the person's store (API by-speaker sees it)."""
@@ -373,8 +384,7 @@ class WritePath:
         """Tag the person's retag set now (memories any entry point wrote with default tags),
         under the person lock; nothing pending, no LLM call."""
         outcome = Outcome(f"tag:{person}")
-        wait = 2 * self.settings.timeout_s
-        async with self.writer.locked(person, wait_s=wait):
+        async with self._merging(person):
             day = dt.datetime.fromtimestamp(self.clock()).date()
             await self._tag_ids(person, [], day, None, outcome)
         if outcome.tagged or outcome.tags_pending:
@@ -413,33 +423,47 @@ class WritePath:
             if checkpoint is not None:
                 await checkpoint.put("tags", saved)
         known = {name for text in texts for name in entities.names_in(text)}
-        for memory in memories:
-            raw = saved.get(memory.text)
-            if raw is None:
-                await store_call(
-                    self.store,
-                    self.store.set_payload,
-                    person,
-                    [memory.key],
-                    {schema.TAGS_PENDING: True},
-                )
-                await self.redis.sadd(retag_key, memory.key)
-                outcome.tags_pending += 1
-                log.warning("write.tags_pending", person=person, text=memory.text)
-                continue
-            patch = {
-                schema.CLS: raw["cls"],
-                schema.DECAY: raw["decay"],
-                schema.EXPIRES_AT: raw["expires_at"],
-                schema.SUBJECT: raw["subject"],
-                schema.ENTITIES: list(entities.entities_for(memory.text, raw["subject"], known)),
-                schema.TAGS_PENDING: False,
-            }
-            await store_call(self.store, self.store.set_payload, person, [memory.key], patch)
-            await self.redis.srem(retag_key, memory.key)
-            outcome.tagged += 1
-            if raw["cls"] == MemoryClass.SAFETY.value:
-                log.info("write.safety", person=person, text=memory.text, subject=raw["subject"])
+        async with self.writer.locked(person):  # the patch, not the LLM call, holds the store
+            # read again under the lock: a memory revised since it was tagged keeps waiting
+            current = await store_call(self.store, self.store.get, person, ids)
+            for memory in current:
+                await self._patch(person, memory, saved.get(memory.text), known, outcome)
+
+    async def _patch(
+        self,
+        person: PersonId,
+        memory: Memory,
+        raw: dict[str, Any] | None,
+        known: set[str],
+        outcome: Outcome,
+    ) -> None:
+        """One memory's tags into its payload (under the store lock), or back to pending."""
+        retag_key = keys.retag(person)
+        if raw is None:
+            await store_call(
+                self.store,
+                self.store.set_payload,
+                person,
+                [memory.key],
+                {schema.TAGS_PENDING: True},
+            )
+            await self.redis.sadd(retag_key, memory.key)
+            outcome.tags_pending += 1
+            log.warning("write.tags_pending", person=person, text=memory.text)
+            return
+        patch = {
+            schema.CLS: raw["cls"],
+            schema.DECAY: raw["decay"],
+            schema.EXPIRES_AT: raw["expires_at"],
+            schema.SUBJECT: raw["subject"],
+            schema.ENTITIES: list(entities.entities_for(memory.text, raw["subject"], known)),
+            schema.TAGS_PENDING: False,
+        }
+        await store_call(self.store, self.store.set_payload, person, [memory.key], patch)
+        await self.redis.srem(retag_key, memory.key)
+        outcome.tagged += 1
+        if raw["cls"] == MemoryClass.SAFETY.value:
+            log.info("write.safety", person=person, text=memory.text, subject=raw["subject"])
 
 
 def _fallback_id(op: PlannedOp) -> str:

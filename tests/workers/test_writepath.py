@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from typing import Any
 
@@ -11,6 +12,7 @@ from arq.jobs import Job
 
 from config import keys
 from memory.schema import Decay, Memory, MemoryClass, PersonId
+from memory.writes import MemoryWriter, NoTagging, Stored
 from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript
@@ -209,6 +211,41 @@ async def test_two_jobs_for_one_person_never_merge_concurrently(rig: WriteRig) -
     assert "Current memory is empty" in first
     assert "current content of my memory" in second
     assert sorted(rig.texts()) == ["我喜欢喝咖啡", "我最喜欢燕麦拿铁"]
+
+
+async def test_an_api_write_never_waits_for_a_jobs_llm_call(rig: WriteRig) -> None:
+    """Issue 20: the person lock was held across the merge and tagging LLM calls (minutes), so
+    an API store for that person waited 30 s and answered 503. Now a job holds its own merge
+    lock across LLM calls and the store lock only around its apply and tag patch."""
+    rig.script.facts = {"咖啡": ["我喜欢喝咖啡"]}
+    in_merge = asyncio.Event()
+    release = asyncio.Event()
+    script = rig.script
+
+    def responder(body: dict[str, Any]) -> Reply:
+        reply = script(body)
+        if len(script.merge_prompts) == 1 and not release.is_set():
+            in_merge.set()  # the job is inside its merge call: hold it there
+            return dataclasses.replace(reply, hang=release)
+        return reply
+
+    rig.llm.responder = responder
+    await rig.enqueue(session("s-slow", "我喜欢喝咖啡"))
+    worker = asyncio.create_task(rig.run_worker())
+    try:
+        async with asyncio.timeout(30):
+            await in_merge.wait()
+        writer = MemoryWriter(rig.memory.embedder, rig.memory.store, rig.redis, NoTagging(), 0.9)
+        async with asyncio.timeout(5):  # would wait for the LLM (and fail after 30 s) before
+            async with writer.locked(PersonId("zhang"), wait_s=2):
+                pass
+            stored = await writer.remember(PersonId("zhang"), "我每周四晚上有吉他课",
+                                           source="api", speaker=None)  # fmt: skip
+        assert isinstance(stored, Stored)
+    finally:
+        release.set()
+        assert await worker == 1
+    assert sorted(rig.texts()) == ["我喜欢喝咖啡", "我每周四晚上有吉他课"]
 
 
 async def test_transient_llm_errors_retry_then_succeed(rig: WriteRig) -> None:
