@@ -4,6 +4,7 @@ pydantic model (validated before the job does anything), and ``enqueue_session``
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from typing import Literal
 
@@ -47,11 +48,16 @@ class SessionJob(BaseModel):
         return self.ended_at or time.time()
 
 
+# arq forgets a queued job whose key expires before a worker starts it (default: a day) — with
+# Hearth stopped for a long weekend, a conversation would vanish. Kept for 90 days instead.
+JOB_EXPIRES = dt.timedelta(days=90)
+
+
 async def enqueue_session(arq: ArqRedis, job: SessionJob, job_id: str | None = None) -> bool:
     """One job per session (``job_id`` = the session id unless given, e.g. a replay's): a
     repeated enqueue of the same id is a no-op. Returns whether a new job was queued."""
     queued = await arq.enqueue_job(
         REMEMBER_SESSION, job.model_dump(mode="json"), _job_id=job_id or job.session_id,
-        _queue_name=QUEUE,
+        _queue_name=QUEUE, _expires=JOB_EXPIRES,
     )  # fmt: skip
     return queued is not None

@@ -59,6 +59,12 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
     job_id = str(ctx.get("job_id", record.get("session_id", "?")))
     tries = int(ctx.get("job_try", 1))
     max_tries = hearth.max_tries
+    if tries > max_tries:
+        # tries spent by workers that died mid-job (arq counts a restart as a try): arq itself
+        # would drop the job silently past its own limit, so it is given up here, on the record
+        exc = RuntimeError(f"{tries - 1} tries ended without a result (worker restarts)")
+        await _give_up(redis, job_id, record, exc, "exhausted", tries)
+        return {"session_id": record.get("session_id"), "dead_letter": "exhausted"}
     try:
         job = parse_job(record)
         utterances = await archive(redis, job)

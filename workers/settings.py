@@ -92,7 +92,12 @@ def build_worker(
     return Worker(
         functions=[
             func(
-                remember_session, name=REMEMBER_SESSION, max_tries=max_tries, timeout=JOB_TIMEOUT_S
+                remember_session,
+                name=REMEMBER_SESSION,
+                timeout=JOB_TIMEOUT_S,
+                # arq drops a job past its max_tries without running it: leave room so the job
+                # itself always sees its last try and dead-letters it (workers.jobs)
+                max_tries=max_tries + RESTART_SLACK,
             ),
             func(tag_pending, name=TAG_PENDING, max_tries=1, timeout=JOB_TIMEOUT_S),
         ],
@@ -106,6 +111,9 @@ def build_worker(
         on_startup=startup,
         on_shutdown=shutdown,
     )
+
+
+RESTART_SLACK = 3
 
 
 def redis_settings(redis_url: str) -> Any:

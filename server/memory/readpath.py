@@ -154,11 +154,17 @@ class ReadPath:
 
     @staticmethod
     def _lexical(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
-        """A word match counts when it is more than chance: one shared content term for a
-        question anchored in the household, two otherwise (「北京到上海多远」 shares only 北京 with
+        """A word match counts when it is more than chance: the question names what the memory
+        is about (林芳 in 「我老婆叫林芳」), or it shares one content term with a question
+        anchored in the household, two otherwise (「北京到上海多远」 shares only 北京 with
         「住在北京朝阳区」)."""
         needed = LEXICAL_TERMS_ANCHORED if anchored else LEXICAL_TERMS
-        return [h for h in hits if terms.shared(question, h.memory.text) >= needed]
+        return [
+            h
+            for h in hits
+            if entities.mentions(question, h.memory.subject, h.memory.entities)
+            or terms.shared(question, h.memory.text) >= needed
+        ]
 
     def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
         return [h for h in hits if self._accept(question, anchored, h)]

@@ -88,3 +88,40 @@ async def test_redis_down_spools_and_drains_later(
     stored = await redis.lrange(keys.transcripts("alice"), 0, -1)
     assert orjson.loads(stored[0])["session_id"] == "s-3"
     await arq.aclose()
+
+
+async def test_a_job_whose_tries_went_to_dead_workers_lands_in_the_dead_letters(
+    redis: Redis,
+) -> None:
+    """Issue 20: arq dropped a job past its max_tries (restarts count) without running it, so it
+    never reached the dead letters. The job now sees that try and gives up on the record."""
+    from server.device.session_end import record_payload
+    from workers.context import KEY, WorkerContext
+    from workers.failures import DeadLetters
+    from workers.gate import AlwaysUp
+    from workers.jobs import remember_session
+
+    payload = record_payload(record("s-killed"))
+    ctx = {"redis": redis, "job_id": "s-killed", "job_try": 6,
+           KEY: WorkerContext(max_tries=5, budget_s=60, llm_gate=AlwaysUp())}  # fmt: skip
+    result = await remember_session(ctx, payload)
+    assert result["dead_letter"] == "exhausted"
+    [letter] = [d for d in await DeadLetters(redis).all() if d.job_id == "s-killed"]
+    assert letter.kind == "exhausted" and letter.record["session_id"] == "s-killed"
+
+
+async def test_a_queued_session_outlives_a_long_weekend_without_a_worker(
+    redis: Redis, redis_url: str
+) -> None:
+    from workers.contract import SessionJob, enqueue_session
+
+    arq = await create_pool(redis_settings(redis_url))
+    try:
+        from server.device.session_end import record_payload
+
+        job = SessionJob.model_validate(record_payload(record("s-weekend")))
+        assert await enqueue_session(arq, job)
+        ttl_days = await redis.ttl("arq:job:s-weekend") / 86400
+        assert ttl_days > 30  # arq's default was one day
+    finally:
+        await arq.aclose()
