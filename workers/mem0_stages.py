@@ -113,20 +113,43 @@ def extraction_messages(utterances: list[Utterance], day: dt.date) -> list[dict[
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
+# A transcript is read in windows of about this many characters (Chinese: about as many tokens),
+# so a two-hour session never exceeds the write model's context (llama.cpp answers 400 then).
+EXTRACT_WINDOW_CHARS = 2000
+
+
+def windows(utterances: list[Utterance]) -> list[list[Utterance]]:
+    """Consecutive runs of utterances of at most EXTRACT_WINDOW_CHARS (an utterance longer than
+    that is a window of its own, cut)."""
+    found: list[list[Utterance]] = []
+    current: list[Utterance] = []
+    size = 0
+    for u in utterances:
+        if current and size + len(u.text) > EXTRACT_WINDOW_CHARS:
+            found.append(current)
+            current, size = [], 0
+        text = u.text[:EXTRACT_WINDOW_CHARS]
+        current.append(Utterance(u.role, u.speaker, text))
+        size += len(text)
+    if current:
+        found.append(current)
+    return [w for w in found if any(u.role == "user" for u in w)]
+
+
 async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date) -> list[str]:
-    """Stage 1: the facts the user's words carry, in the language spoken."""
-    if not any(u.role == "user" for u in utterances):
-        return []
-    reply = await llm.complete_json(extraction_messages(utterances, day), FACTS_SCHEMA, "facts")
-    parsed = parse_reply("extract", reply)
-    if not isinstance(parsed.get("facts"), list):
-        raise GarbageReply("extract", reply)
-    _, utils = _mem0()
-    facts = [str(f).strip() for f in utils.normalize_facts(parsed["facts"])]
+    """Stage 1: the facts the user's words carry, in the language spoken — one call per window
+    of the transcript (``windows``), facts in order, each once."""
     unique: list[str] = []
-    for fact in facts:
-        if fact and fact not in unique:
-            unique.append(fact)
+    _, utils = _mem0()
+    for window in windows(utterances):
+        messages = extraction_messages(window, day)
+        reply = await llm.complete_json(messages, FACTS_SCHEMA, "facts")
+        parsed = parse_reply("extract", reply)
+        if not isinstance(parsed.get("facts"), list):
+            raise GarbageReply("extract", reply)
+        for fact in (str(f).strip() for f in utils.normalize_facts(parsed["facts"])):
+            if fact and fact not in unique:
+                unique.append(fact)
     return unique
 
 

@@ -14,9 +14,13 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+import structlog
+
 from memory.schema import Decay, MemoryClass
 from providers.llm import StructuredLLM
 from workers.mem0_stages import GarbageReply, parse_reply
+
+log = structlog.get_logger(__name__)
 
 CLASSES = [c.value for c in MemoryClass]
 WEEKDAYS = "一二三四五六日"
@@ -119,12 +123,27 @@ def _tags(item: dict[str, Any], day: dt.date) -> Tags | None:
     return Tags(cls, Decay.TIME, end_of_day, subject)
 
 
+# Texts per tagging call: one JSON reply for many texts ran past max_tokens (~25 texts at 1024)
+# and came back cut off — every later job for that person failed on the same pending set.
+TAG_BATCH = 10
+
+
+def batches(texts: list[str]) -> list[list[str]]:
+    return [texts[i : i + TAG_BATCH] for i in range(0, len(texts), TAG_BATCH)]
+
+
 async def tag(llm: StructuredLLM, texts: list[str], day: dt.date) -> dict[str, Tags | None]:
-    """Tags for each text (None: no usable answer for it → defaults and a retry flag)."""
-    if not texts:
-        return {}
-    reply = await llm.complete_json(tagging_messages(texts, day), TAGS_SCHEMA, "tags")
-    return align(texts, reply, day)
+    """Tags for each text, TAG_BATCH texts per call (None: no usable answer for it → defaults
+    and a retry flag; a batch whose reply is unreadable leaves only its own texts pending)."""
+    result: dict[str, Tags | None] = {}
+    for batch in batches(texts):
+        reply = await llm.complete_json(tagging_messages(batch, day), TAGS_SCHEMA, "tags")
+        try:
+            result.update(align(batch, reply, day))
+        except GarbageReply as exc:
+            log.warning("tagging.batch_unreadable", texts=len(batch), error=str(exc)[:200])
+            result.update(dict.fromkeys(batch))
+    return result
 
 
 def align(texts: list[str], reply: str, day: dt.date) -> dict[str, Tags | None]:

@@ -51,6 +51,7 @@ _IDS = uuid.UUID("1b7f4a52-3c8e-4e0b-a6f1-5d2c9e7b8a30")
 CONFLICT_LOG_LIMIT = 500
 VECTOR_CACHE = 1024
 COVER_SIMILARITY = 0.6  # a NONE/UPDATE/DELETE on a memory this close accounts for a fact
+MERGE_BATCH = 20  # facts per merge call: a long session's facts and their candidates fit the model
 
 
 class RecordError(ValueError):
@@ -205,7 +206,7 @@ class WritePath:
         facts = await checkpoint.get("facts")
         if facts is None:
             facts = await mem0_stages.extract(self.llm, session.utterances, session.day)
-            outcome.llm_calls += 1
+            outcome.llm_calls += len(mem0_stages.windows(session.utterances))
             await checkpoint.put("facts", facts)
         outcome.facts = len(facts)
         speaker = await self._speaker(session)
@@ -252,6 +253,17 @@ class WritePath:
         if not facts:
             await checkpoint.put("plan", [])
             return []
+        plan: list[PlannedOp] = []
+        for batch, start in enumerate(range(0, len(facts), MERGE_BATCH)):
+            chunk = facts[start : start + MERGE_BATCH]
+            plan += await self._plan_batch(session, batch, chunk, outcome)
+        await checkpoint.put("plan", [dataclasses.asdict(op) for op in plan])
+        return plan
+
+    async def _plan_batch(
+        self, session: SessionTranscript, batch: int, facts: list[str], outcome: Outcome
+    ) -> list[PlannedOp]:
+        """One merge call for up to MERGE_BATCH facts against their similar stored memories."""
         vectors = await self._embed(facts)
         limit = self.settings.merge_candidates
         searches = [Search(v, limit) for v in vectors]
@@ -263,19 +275,20 @@ class WritePath:
         shown = list(candidates.values())
         ops = await mem0_stages.merge(self.llm, [m.text for m in shown], facts)
         outcome.llm_calls += 1
-        plan = [self._resolve(session, i, op, shown) for i, op in enumerate(ops)]
+        # the first batch keeps the ids single-call plans always had (re-runs of old jobs)
+        positions = [str(i) if batch == 0 else f"{batch}.{i}" for i in range(len(ops))]
+        plan = [self._resolve(session, p, op, shown) for p, op in zip(positions, ops, strict=True)]
         for fact in _uncovered(facts, found, plan):
             # the merge reply said nothing about this fact (small models drop items): keep it;
             # the duplicate check at apply time still drops it if its meaning is stored
             point = str(uuid.uuid5(_IDS, f"{session.session_id}\x00recovered\x00{fact}"))
             plan.append(PlannedOp("ADD", fact, None, point))
             outcome.recovered.append(fact)
-        await checkpoint.put("plan", [dataclasses.asdict(op) for op in plan])
         return plan
 
     @staticmethod
     def _resolve(
-        session: SessionTranscript, position: int, op: MergeOp, shown: list[Memory]
+        session: SessionTranscript, position: str, op: MergeOp, shown: list[Memory]
     ) -> PlannedOp:
         target = shown[op.target].key if op.target is not None else None
         new_id = str(uuid.uuid5(_IDS, f"{session.session_id}\x00{position}"))
@@ -418,7 +431,7 @@ class WritePath:
         saved = await checkpoint.get("tags") if checkpoint is not None else None
         if saved is None or set(saved) != set(texts):
             tags = await tagging.tag(self.llm, texts, day)
-            outcome.llm_calls += 1
+            outcome.llm_calls += len(tagging.batches(texts))
             saved = {t: (None if v is None else dataclasses.asdict(v)) for t, v in tags.items()}
             if checkpoint is not None:
                 await checkpoint.put("tags", saved)

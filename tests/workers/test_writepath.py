@@ -16,7 +16,7 @@ from memory.writes import MemoryWriter, NoTagging, Stored
 from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript
-from tests.workers.conftest import WriteRig, session
+from tests.workers.conftest import DAY_TS, WriteRig, session
 from workers.failures import DeadLetters
 from workers.settings import QUEUE
 from workers.writepath import WritePath
@@ -345,3 +345,38 @@ async def test_a_bug_goes_to_the_dead_letters_at_once_with_its_traceback(
     [job] = await DeadLetters(rig.redis).all()
     assert job.kind == "permanent" and job.tries == 1  # not retried max_tries times
     assert "Traceback" in job.error and "TypeError: a programming error" in job.error
+
+
+async def test_a_two_hour_session_and_200_pending_tags_fit_the_model(rig: WriteRig) -> None:
+    """Issue 20: a transcript longer than the model's context (llama.cpp answers 400 = a
+    permanent failure) and a retag set too big for one JSON reply (cut at max_tokens: every
+    later job failed). The transcript is read in windows, the tags asked in batches."""
+    said = [f"第{n}件事：我在第{n}个抽屉里放了一把备用钥匙，记得提醒我" for n in range(240)]
+    rig.script.facts = {s: [f"第{n}个抽屉里有备用钥匙"] for n, s in enumerate(said)}
+    pending = [f"待打标签的记忆{n}号" for n in range(200)]
+    embedder = rig.memory.embedder
+    vectors = embedder.embed(pending)
+    memories = [Memory(t, PersonId("zhang"), tags_pending=True) for t in pending]
+    rig.memory.store.upsert(memories, vectors)
+    await rig.redis.sadd(keys.retag("zhang"), *[m.key for m in memories])
+    prompts: list[int] = []
+    script = rig.script
+
+    def sizes(body: dict[str, Any]) -> Reply:
+        prompts.append(sum(len(str(m["content"])) for m in body["messages"]))
+        return script(body)
+
+    rig.llm.responder = sizes
+    await rig.enqueue(session("s-long", *said, at=DAY_TS - 5 * 3600))  # ends the same day
+    assert await rig.run_worker() == 1, script.problems
+    assert script.calls.count("extract") > 1 and script.calls.count("tag") >= 24
+    assert max(prompts) < 12_000  # every call stays far below a 4k-token context's prompt
+    info = await Job("s-long", rig.redis, _queue_name=QUEUE).result_info()
+    assert info is not None and info.success
+    outcome = info.result
+    assert outcome["facts"] == 240  # every window's facts, none lost to a cut-off reply
+    assert len(outcome["added"]) + len(outcome["duplicates"]) == 240  # each one decided
+    stored = rig.memory.store.scroll(PersonId("zhang"), limit=1000).memories
+    assert len(stored) == 200 + len(outcome["added"])
+    assert not any(m.tags_pending for m in stored)  # the 200 and the new ones, all tagged
+    assert await rig.redis.scard(keys.retag("zhang")) == 0
