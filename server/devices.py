@@ -25,6 +25,11 @@ from config import keys
 
 log = structlog.get_logger(__name__)
 OnRevoke = Callable[[str, str | None], Awaitable[int]]
+CODE_TRIES = 20
+
+
+class ActivationBusy(Exception):
+    """Every code tried was taken (a flood of pending activations): try again later (503)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +99,7 @@ class DeviceRegistry:
         existing = await self.redis.get(keys.activation_device(key))
         if existing:
             return str(existing.decode())
-        while True:
+        for _ in range(CODE_TRIES):  # bounded: a flood of pending pairs cannot spin us forever
             code = f"{secrets.randbelow(1_000_000):06d}"
             claimed = await self.redis.set(
                 keys.activation_code(code), key, nx=True, ex=keys.ACTIVATION_TTL_S
@@ -102,6 +107,7 @@ class DeviceRegistry:
             if claimed:
                 await self.redis.set(keys.activation_device(key), code, ex=keys.ACTIVATION_TTL_S)
                 return code
+        raise ActivationBusy("no free activation code: too many devices are waiting")
 
     async def approve_code(self, code: str) -> Approval | None:
         """Approve the pair waiting with ``code``; None if no such code."""

@@ -26,7 +26,7 @@ from server.admin import admin_routes, person_routes, status_routes, trace_route
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.body_guard import Authenticate, BodyGuard, plain_too_large
 from server.device.traces import TraceStore
-from server.devices import DeviceRegistry
+from server.devices import ActivationBusy, DeviceRegistry
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
 from workers.tag_requests import ArqTagRequests
@@ -107,7 +107,11 @@ def _routes(services: HttpServices) -> Starlette:
             body["websocket"] = ws
             log.info("ota.token_issued", device=device)
         else:
-            code = await services.devices.pending_code(device, client)
+            try:
+                code = await services.devices.pending_code(device, client)
+            except ActivationBusy as exc:
+                log.error("ota.activation_busy", device=device, error=str(exc))
+                return JSONResponse({"success": False, "message": str(exc)}, status_code=503)
             body["websocket"] = ws
             body["activation"] = {
                 "code": code,

@@ -11,7 +11,8 @@
 3. Round 2, same-entity completion, both ways: proper names pulled out of round-1 hits
    (「女儿叫小橙子」 → 小橙子), and the relation words and other names of round-1 hits about a name
    the question says (asked about 小橙子: 女儿, 闺女, a nickname), select memories about them
-   (``entity_limit``).
+   (``entity_limit``), and — in the same batch — the safety constraints about them
+   (``entity_limit`` more, safety class only).
 4. Expired ``decay=time`` memories are dropped. The narrow searches (relation, names) let the
    engine exclude them; the person-wide direct search does not (that per-point condition cost
    more than the search itself at 10,000 memories): it fetches ``EXPIRY_SLACK`` extra hits and
@@ -132,6 +133,10 @@ class ReadPath:
         names += [w for w in _linked(found.values(), question) if w not in names + relations]
         if names and s.entity_limit:
             second.append(Search(vector, s.entity_limit, None, tuple(names)))
+            # the constraints of whoever the question is about come first, however many other
+            # memories about them rank higher (a child's allergy among her classes and toys)
+            safety = MemoryClass.SAFETY.value
+            second.append(Search(vector, s.entity_limit, None, tuple(names), cls=safety))
         if again:
             second.append(Search(vector, s.limit, s.threshold))
         if second:
@@ -139,8 +144,8 @@ class ReadPath:
             result.round_trips += 1
             if again:
                 _collect(found, self._direct(question, anchored, hits.pop()), "direct", now)
-            if hits:
-                _collect(found, hits[0], "entity", now)
+            for about in hits:
+                _collect(found, about, "entity", now)
         clock.lap("round2")
         ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
         result.safety = [r for r in ordered if r.group == "safety"]

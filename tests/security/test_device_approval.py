@@ -123,3 +123,19 @@ async def test_a_dead_redis_refuses_with_503_and_serves_nobody_unchecked(
     finally:
         hearth.server.approvals.redis = real
     await device.connect()  # Redis back: served
+
+
+async def test_activation_codes_running_out_is_a_503_not_a_spin(
+    http_app: RunningHttp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import secrets
+
+    from server import devices
+
+    monkeypatch.setattr(secrets, "randbelow", lambda n: 424242)  # every try: the same code
+    registry = http_app.services.devices
+    assert await registry.pending_code("aa:bb:cc:dd:ee:51", "first") == "424242"
+    async with httpx.AsyncClient(base_url=http_app.base_url) as client:
+        busy = await client.post("/xiaozhi/ota/", headers={**OWNER, "Client-Id": "second"})
+    assert busy.status_code == 503 and "no free activation code" in busy.json()["message"]
+    assert devices.CODE_TRIES == 20
