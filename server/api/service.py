@@ -10,6 +10,7 @@ from typing import Any
 
 from config.settings import ApiSettings
 from memory import schema
+from memory.forgetting import forget_person
 from memory.identity import ME
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryId, PersonId
@@ -146,10 +147,9 @@ class MemoryService:
         person = store
         async with self._lock(store):
             if everything:
-                count = await store_call(self.store, self.store.count, person)
                 tracker.begin()
-                await store_call(self.store, self.store.delete_person, person)
-                return {"status": "forgotten", "deleted": count, "user_id": store}
+                gone = await forget_person(self.speakers.redis, self.store, person)
+                return {"status": "forgotten", "deleted": gone.memories, "user_id": store}
             assert memory_id is not None
             memory = await self._one(person, memory_id)
             tracker.begin()

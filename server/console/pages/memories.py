@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from config import keys
+from memory.locks import holding_person
 from memory.schema import Memory, MemoryClass, MemoryId
 from memory.store import store_call
 from server.console.accounts import Account
@@ -90,8 +91,11 @@ async def delete(request: Request) -> Response:
     account, session, form = checked
     doomed = await own(ctx, account, form)
     if doomed:
-        await store_call(ctx.memory.store, ctx.memory.store.delete, account.person,
-                         [m.key for m in doomed])  # fmt: skip
+        # under the store lock, like every other writer: an update in flight cannot bring a
+        # deleted memory back
+        async with holding_person(ctx.redis, account.person, wait_s=30):
+            await store_call(ctx.memory.store, ctx.memory.store.delete, account.person,
+                             [m.key for m in doomed])  # fmt: skip
     log.info("console.deleted", user=account.name, person=account.person,
              memories=[m.text for m in doomed])  # fmt: skip
     return page(request, "message.html", title="已删除", account=account, csrf=session.csrf,
