@@ -3,16 +3,19 @@ every failure, and the routes (``server.api.routes``, one module per resource) r
 state (``server.api.deps.ApiContext``). Every call needs ``X-API-Key``; a key reaches only its
 stores and answers 404 for any other, exactly as for a store that does not exist."""
 
+from typing import Any
+
 import structlog
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from redis.exceptions import RedisError
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Scope
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.api import errors
-from server.api.deps import KEY_REQUIRED, ApiContext
+from server.api.deps import KEY_REQUIRED, ApiContext, sunset
 from server.api.errors import ApiError, ErrorType
 from server.api.routes import memories, models, speakers, stores
 from server.body_guard import Authenticate, BodyGuard
@@ -25,7 +28,23 @@ def build_api(ctx: ApiContext) -> ASGIApp:
     """The API, behind its body guard: a body above ``api.max_body_bytes`` (declared or
     streamed) is refused with 413 before it is read, and the API key is checked on the headers
     before any body is read or parsed (an unauthenticated flood is answered 401 at once)."""
-    return BodyGuard(_api(ctx), ctx.settings.max_body_bytes, _too_large, _key_first(ctx))
+    guarded = BodyGuard(_api(ctx), ctx.settings.max_body_bytes, _too_large, _key_first(ctx))
+    return _JsonWhateverDeclared(guarded)
+
+
+class _JsonWhateverDeclared:
+    """Every request body is read as JSON whatever its declared type: ``curl -d`` says
+    ``application/x-www-form-urlencoded``, and the seed's own examples rely on JSON anyway. A
+    body that is not JSON gets the usual 400 envelope."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in ("POST", "PUT", "PATCH", "DELETE"):
+            headers = [(k, v) for k, v in scope["headers"] if k != b"content-type"]
+            scope = {**scope, "headers": [*headers, (b"content-type", b"application/json")]}
+        await self.app(scope, receive, send)
 
 
 def _too_large(limit: int) -> Response:
@@ -61,9 +80,27 @@ def _api(ctx: ApiContext) -> FastAPI:
     )
     app.state.hearth = ctx
 
+    @app.middleware("http")
+    async def sunset_on_every_answer(request: Request, call_next: Any) -> Response:
+        """RFC 8594: a scheduled model's day on every answer it serves — errors included."""
+        response: Response = await call_next(request)
+        response.headers.update(sunset(request))
+        return response
+
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> Response:
         return exc.response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        """Unknown routes and methods answer the envelope too, never ``{"detail": …}``."""
+        kind = ErrorType.NOT_FOUND if exc.status_code == 404 else ErrorType.INVALID_REQUEST
+        message = {404: f"no such endpoint: {request.method} {request.url.path}.",
+                   405: f"{request.method} is not allowed on {request.url.path}."}.get(
+            exc.status_code, str(exc.detail))  # fmt: skip
+        response = ApiError(exc.status_code, kind, message).response()
+        response.headers.update(exc.headers or {})
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:

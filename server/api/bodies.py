@@ -4,7 +4,7 @@ these). Unknown fields are refused; text must be valid Unicode without NUL."""
 import uuid
 from typing import Annotated
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, AliasChoices, BaseModel, ConfigDict, Field
 
 from memory.identity import DEFAULT_STORE, PERSON_PATTERN
 
@@ -66,9 +66,17 @@ class BySpeakerBody(_Body):
     user_id: StoreId = DEFAULT_STORE
     speaker: Text
     limit: int = Field(50, ge=1, le=200)
-    before: Text | None = Field(None, description="next_before of the previous page")
+    # the cursor goes back under the names it came with (seed 000) or the short ones
+    before: Text | None = Field(
+        None,
+        validation_alias=AliasChoices("before", "next_before"),
+        description="next_before of the previous page (either name)",
+    )
     skip_ids: list[uuid.UUID] = Field(
-        default_factory=list, max_length=1000, description="next_skip_ids of the previous page"
+        default_factory=list,
+        max_length=1000,
+        validation_alias=AliasChoices("skip_ids", "next_skip_ids"),
+        description="next_skip_ids of the previous page (either name)",
     )
 
 

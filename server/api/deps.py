@@ -79,13 +79,13 @@ def check_model(ctx: ApiContext, request: Request, name: str) -> None:
         raise errors.invalid(f"unknown model '{name}' (see GET /api/v1/models).", model=name)
     if model.retires_at is None:
         return
+    request.state.sunset = model.retires_at  # on every answer, errors included (410 too)
     retired = dt.date.fromisoformat(model.retires_at) <= dt.datetime.now(dt.UTC).date()
     collection_delete = request.method == "DELETE" and request.url.path.endswith("/collection")
     if retired and not collection_delete:
         raise ApiError(
             410, ErrorType.GONE, f"model '{name}' retired on {model.retires_at}.", code=0
         )
-    request.state.sunset = model.retires_at
 
 
 async def store_of(ctx: ApiContext, key: ApiKey, raw: str) -> PersonId:

@@ -5,15 +5,15 @@ No ``from __future__ import annotations``: FastAPI reads route annotations at de
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, Response
 
-from server.api.deps import Caller, Ctx
+from server.api.deps import Caller, Ctx, sunset
 
 router = APIRouter()
 
 
 @router.get("/api/v1/models", summary="Models that can read the memory")
-async def list_models(key: Caller, ctx: Ctx) -> Response:
+async def list_models(request: Request, key: Caller, ctx: Ctx) -> Response:
     listed = [{"id": m.id, "retires_at": m.retires_at} for m in ctx.settings.models]
-    return JSONResponse({"models": listed})
+    return JSONResponse({"models": listed}, headers=sunset(request))
 
 
 @router.get("/api/v1/openapi.json", include_in_schema=False)
