@@ -100,6 +100,11 @@ def console_login_failures(name: str) -> str:
     return f"{PREFIX}console:fail:{name}"
 
 
+def console_signed_out(session_csrf: str) -> str:
+    """A console session signed out before its cookie expires (kept until then)."""
+    return f"{PREFIX}console:signed-out:{session_csrf}"
+
+
 def console_login_address(address: str) -> str:
     """Login attempts from one client address, counted before hashing (expires with the window)."""
     return f"{PREFIX}console:fail-from:{address}"

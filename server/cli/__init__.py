@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -28,6 +29,9 @@ for sub, name in (
 
 
 def main() -> None:
+    # what Hearth writes (data folder, logs, spool, secrets, sockets' files) is the running
+    # user's alone unless a mode says otherwise
+    os.umask(0o077)
     try:
         app()
     except KeyboardInterrupt:

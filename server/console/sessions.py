@@ -41,7 +41,8 @@ class SessionSigner:
         if not cookie or "." not in cookie:
             return None
         payload, _, mac = cookie.rpartition(".")
-        if not hmac.compare_digest(mac, self._mac(payload.encode())):
+        # bytes: compare_digest on str refuses non-ASCII (a 500 instead of a sign-in page)
+        if not hmac.compare_digest(mac.encode(), self._mac(payload.encode()).encode()):
             return None
         try:
             data = orjson.loads(base64.urlsafe_b64decode(payload.encode()))
@@ -54,4 +55,4 @@ class SessionSigner:
 
 
 def csrf_ok(session: Session, supplied: str | None) -> bool:
-    return bool(supplied) and hmac.compare_digest(session.csrf, str(supplied))
+    return bool(supplied) and hmac.compare_digest(session.csrf.encode(), str(supplied).encode())

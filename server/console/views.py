@@ -16,6 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
+from config import keys
 from memory.schema import Memory
 from server.auth import TokenAuthority
 from server.console.accounts import Account, Accounts
@@ -59,8 +60,8 @@ def context(request: Request) -> ConsoleContext:
 async def signed_in(request: Request) -> tuple[Account, Session] | None:
     ctx = context(request)
     session = ctx.signer.read(request.cookies.get(COOKIE))
-    if session is None:
-        return None
+    if session is None or await ctx.redis.exists(keys.console_signed_out(session.csrf)):
+        return None  # expired, forged, or signed out: the cookie is worth nothing any more
     account = await ctx.accounts.get(session.user)
     return (account, session) if account is not None else None
 

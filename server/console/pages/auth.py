@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
+
 import structlog
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from config import keys
 from server.console.accounts import RateLimited
 from server.console.sessions import COOKIE
 from server.console.views import context, guarded_form, page
@@ -43,6 +46,10 @@ async def logout(request: Request) -> Response:
     checked = await guarded_form(request)
     if isinstance(checked, Response):
         return checked
+    _account, session, _form = checked
+    # the cookie is signed, not stored: remember it was signed out until it would expire
+    remaining = max(1, int(session.expires_at - time.time()))
+    await context(request).redis.set(keys.console_signed_out(session.csrf), 1, ex=remaining)
     response = RedirectResponse("/login", 303)
     response.delete_cookie(COOKIE, path="/")
     return response
