@@ -25,7 +25,7 @@ StoreId = Annotated[
     Field(
         description="The store: 1-64 ASCII letters, digits, '.', '_', '-', starting with a "
         "letter or digit; ids differing only by case name one store",
-        pattern=PERSON_PATTERN.pattern,
+        pattern=f"^{PERSON_PATTERN.pattern}$",  # anchored (the Rust regex searches)
         examples=["default"],
     ),
 ]
@@ -48,6 +48,19 @@ class StoreBody(_Body):
     user_id: StoreId
     content: Annotated[Text, Field(min_length=1, examples=["我老婆对海鲜过敏"])]
     metadata: StoreMetadata | None = None
+
+
+BULK_MAX_ITEMS = 100  # memories per /bulk-store call (also the 64 KB body cap applies)
+
+
+class BulkItem(_Body):
+    content: Text
+    metadata: StoreMetadata | None = None
+
+
+class BulkStoreBody(_Body):
+    user_id: StoreId
+    items: list[BulkItem] = Field(min_length=1, max_length=BULK_MAX_ITEMS)
 
 
 class SearchBody(_Body):

@@ -8,18 +8,22 @@ import datetime as dt
 from collections.abc import Callable
 from typing import Any
 
+import structlog
+
 from config.settings import ApiSettings
 from memory import schema
 from memory.forgetting import forget_person
-from memory.identity import ME
+from memory.identity import ME, IdentityError, speaker_name
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import MemoryStore, Search, search_async, store_call
 from memory.writes import Duplicate, MemoryWriter, NoTagging, TagRequests
 from providers.embedder import Embedder, embed_async
 from server.api import errors
+from server.api.errors import ApiError
 from server.api.idempotency import WriteTracker
 
+log = structlog.get_logger(__name__)
 SOURCE = "api"
 TIE = 5e-7  # timestamps are kept to the microsecond
 
@@ -118,6 +122,46 @@ class MemoryService:
         if isinstance(written, Duplicate):
             return self._duplicate(written.existing, written.score, speaker)
         return {"id": written.memory.key, "status": "stored (1 chunks)"}
+
+    async def bulk_store(
+        self, store: PersonId, items: list[tuple[str, str | None]], tracker: WriteTracker
+    ) -> dict[str, Any]:
+        """Each item through the one write, in order, with its own status: ``stored``,
+        ``duplicate`` (of a stored memory or of an earlier item) or ``refused`` with the reason
+        (an invalid text or speaker: the others still go). If the engine fails part-way, the
+        answer says which items were written (``stored``), which failed (``failed``, the error)
+        and which were not tried (``not_attempted``) — nothing is left unknown."""
+        results: list[dict[str, Any]] = []
+        failed = False
+        for index, (content, raw_speaker) in enumerate(items):
+            if failed:
+                results.append({"index": index, "status": "not_attempted"})
+                continue
+            try:
+                speaker = speaker_name(raw_speaker) if raw_speaker is not None else None
+                text = self._content(content)
+                await self._check_speaker(store, speaker, for_read=False)
+            except (ApiError, IdentityError) as exc:
+                reason = exc.message
+                results.append({"index": index, "status": "refused", "reason": reason})
+                continue
+            try:
+                written = await self.writer.remember(
+                    store, text, source=SOURCE, speaker=speaker, before_write=tracker.begin
+                )
+            except Exception as exc:  # the engine or Redis: say exactly what was written
+                log.error("api.bulk_store_failed", store=store, index=index, error=repr(exc))
+                results.append({"index": index, "status": "failed", "error": "engine failure"})
+                failed = True
+                continue
+            if isinstance(written, Duplicate):
+                results.append({"index": index, "status": "duplicate",
+                                "duplicate_of": written.existing.key})  # fmt: skip
+            else:
+                results.append({"index": index, "status": "stored", "id": written.memory.key})
+        statuses = ("stored", "duplicate", "refused", "failed", "not_attempted")
+        counts = {s: sum(r["status"] == s for r in results) for s in statuses}
+        return {"status": "partial" if failed else "done", "counts": counts, "results": results}
 
     @staticmethod
     def _duplicate(existing: Memory, score: float, speaker: str | None) -> dict[str, Any]:

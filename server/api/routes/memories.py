@@ -6,7 +6,14 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from server.api import errors
-from server.api.bodies import BySpeakerBody, ForgetBody, SearchBody, StoreBody, SupersedeBody
+from server.api.bodies import (
+    BulkStoreBody,
+    BySpeakerBody,
+    ForgetBody,
+    SearchBody,
+    StoreBody,
+    SupersedeBody,
+)
 from server.api.deps import PREFIX, Caller, Ctx, answer, read, store_of
 from server.api.names import speaker_name
 
@@ -21,6 +28,13 @@ async def store(request: Request, body: StoreBody, key: Caller, ctx: Ctx) -> Res
     return await answer(
         ctx, request, key, lambda t: ctx.service.store_memory(user, body.content, speaker, t)
     )
+
+
+@router.post(f"{PREFIX}/bulk-store", summary="Store up to 100 memories, each with its own status")
+async def bulk_store(request: Request, body: BulkStoreBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    items = [(i.content, i.metadata.speaker if i.metadata else None) for i in body.items]
+    return await answer(ctx, request, key, lambda t: ctx.service.bulk_store(user, items, t))
 
 
 @router.post(f"{PREFIX}/search", summary="Search memories, optionally one speaker's")

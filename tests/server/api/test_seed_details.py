@@ -5,9 +5,11 @@ routes and methods, and Sunset on every answer a scheduled model serves (errors 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import orjson
+import pytest
 from redis.asyncio import Redis
 
 from memory.registry import ApiKeys
@@ -71,3 +73,56 @@ async def test_sunset_is_on_every_answer_of_a_scheduled_model(
     assert error.status_code == 400 and error.headers["Sunset"] == "Thu, 31 Dec 2099 00:00:00 GMT"
     assert listed.status_code == 200 and "Sunset" in listed.headers
     assert gone.status_code == 410 and gone.headers["Sunset"] == "Wed, 01 Jan 2020 00:00:00 GMT"
+
+
+async def test_bulk_store_answers_each_items_fate(api: Api) -> None:
+    await api.ok("POST", "speakers", {"user_id": "alice", "speaker": "Bob"})
+    items = [
+        {"content": "Bob 对花生过敏", "metadata": {"speaker": "Bob"}},
+        {"content": "我每周二晚上打羽毛球"},
+        {"content": "Bob 对花生过敏"},  # the first item, again: a duplicate
+        {"content": "谁说的？", "metadata": {"speaker": "Stranger"}},  # not registered
+        {"content": "   "},  # empty
+    ]
+    sent = await api.call(
+        "POST", "bulk-store", {"user_id": "alice", "items": items},
+        headers={"Idempotency-Key": "bulk-1"},
+    )  # fmt: skip
+    assert sent.status_code == 200, sent.text
+    body = sent.json()
+    statuses = [r["status"] for r in body["results"]]
+    assert statuses == ["stored", "stored", "duplicate", "refused", "refused"]
+    assert body["results"][2]["duplicate_of"] == body["results"][0]["id"]
+    assert "Stranger" in body["results"][3]["reason"]
+    assert body["counts"]["stored"] == 2 and body["status"] == "done"
+    again = await api.call(
+        "POST", "bulk-store", {"user_id": "alice", "items": items},
+        headers={"Idempotency-Key": "bulk-1"},
+    )  # fmt: skip
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.json() == body
+    too_many = await api.call("POST", "bulk-store",
+                              {"user_id": "alice", "items": [{"content": "x"}] * 101})  # fmt: skip
+    assert too_many.status_code == 400
+
+
+async def test_bulk_store_says_what_was_and_was_not_written_when_the_engine_fails(
+    api: Api, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.writes import MemoryWriter
+
+    real = MemoryWriter.remember
+    calls = 0
+
+    async def failing_second(self: MemoryWriter, *args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("engine down")
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryWriter, "remember", failing_second)
+    items = [{"content": "第一条：我家住在滨江区"}, {"content": "第二条：我喜欢喝美式"},
+             {"content": "第三条：女儿叫小橙子"}]  # fmt: skip
+    body = await api.ok("POST", "bulk-store", {"user_id": "alice", "items": items})
+    assert body["status"] == "partial"
+    assert [r["status"] for r in body["results"]] == ["stored", "failed", "not_attempted"]
