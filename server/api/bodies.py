@@ -50,6 +50,14 @@ class StoreBody(_Body):
     metadata: StoreMetadata | None = None
 
 
+class StoreTurnBody(_Body):
+    user_id: StoreId
+    user: Annotated[Text, Field(min_length=1, description="what the person said")]
+    assistant: Text | None = Field(None, description="the assistant's reply (context only)")
+    metadata: StoreMetadata | None = None
+    timestamp: float | None = Field(None, description="unix seconds of the exchange")
+
+
 BULK_MAX_ITEMS = 100  # memories per /bulk-store call (also the 64 KB body cap applies)
 
 

@@ -22,6 +22,7 @@ from providers.embedder import Embedder, embed_async
 from server.api import errors
 from server.api.errors import ApiError
 from server.api.idempotency import WriteTracker
+from server.api.turns import queue_turn, turn_outcome
 
 log = structlog.get_logger(__name__)
 SOURCE = "api"
@@ -122,6 +123,20 @@ class MemoryService:
         if isinstance(written, Duplicate):
             return self._duplicate(written.existing, written.score, speaker)
         return {"id": written.memory.key, "status": "stored (1 chunks)"}
+
+    async def store_turn(
+        self, store: PersonId, user: str, assistant: str | None, speaker: str | None,
+        at: float | None, tracker: WriteTracker,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Queue one exchange for the write path (the device session's two stages and tagging);
+        the answer names the turn and where its outcome can be read."""
+        text = self._content(user)
+        await self._check_speaker(store, speaker, for_read=False)
+        tracker.begin()
+        return await queue_turn(self.speakers.redis, store, text, assistant, speaker, at)
+
+    async def turn(self, store: PersonId, turn_id: str) -> dict[str, Any]:
+        return await turn_outcome(self.speakers.redis, store, turn_id)
 
     async def bulk_store(
         self, store: PersonId, items: list[tuple[str, str | None]], tracker: WriteTracker

@@ -5,6 +5,7 @@ No ``from __future__ import annotations``: FastAPI reads route annotations at de
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
+from memory.identity import DEFAULT_STORE
 from server.api import errors
 from server.api.bodies import (
     BulkStoreBody,
@@ -12,6 +13,7 @@ from server.api.bodies import (
     ForgetBody,
     SearchBody,
     StoreBody,
+    StoreTurnBody,
     SupersedeBody,
 )
 from server.api.deps import PREFIX, Caller, Ctx, answer, read, store_of
@@ -35,6 +37,27 @@ async def bulk_store(request: Request, body: BulkStoreBody, key: Caller, ctx: Ct
     user = await store_of(ctx, key, body.user_id)
     items = [(i.content, i.metadata.speaker if i.metadata else None) for i in body.items]
     return await answer(ctx, request, key, lambda t: ctx.service.bulk_store(user, items, t))
+
+
+@router.post(f"{PREFIX}/store-turn", summary="Remember one exchange (extraction + merge, async)")
+async def store_turn(request: Request, body: StoreTurnBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    raw = body.metadata.speaker if body.metadata else None
+    speaker = speaker_name(raw) if raw is not None else None
+    return await answer(
+        ctx, request, key,
+        lambda t: ctx.service.store_turn(user, body.user, body.assistant, speaker,
+                                         body.timestamp, t),
+        status=202,
+    )  # fmt: skip
+
+
+@router.get(f"{PREFIX}/turns/{{turn_id}}", summary="What a stored turn remembered")
+async def turn(
+    request: Request, turn_id: str, key: Caller, ctx: Ctx, user_id: str = DEFAULT_STORE
+) -> Response:
+    user = await store_of(ctx, key, user_id)
+    return await read(request, await ctx.service.turn(user, turn_id))
 
 
 @router.post(f"{PREFIX}/search", summary="Search memories, optionally one speaker's")
