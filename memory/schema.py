@@ -51,6 +51,7 @@ CREATED_AT = "created_at"
 UPDATED_AT = "updated_at"
 TAGS_PENDING = "tags_pending"  # tagging failed or has not run yet: safe defaults, retag later
 HISTORY = "history"  # earlier texts of a superseded memory: [{"text", "replaced_at"}]
+ORIGIN = "origin"  # session id a memory was extracted from (``POST /expand``)
 PERSON_ENTITIES = "person_entities"
 KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
@@ -91,6 +92,7 @@ class Memory:
     id: MemoryId | None = None
     history: tuple[tuple[str, float], ...] = ()  # (earlier text, replaced at), oldest first
     tags_pending: bool = False
+    origin: str | None = None  # the session it came from (write path); None: stored by a call
 
     @property
     def key(self) -> MemoryId:
@@ -111,7 +113,7 @@ class Memory:
             UPDATED_AT: self.updated_at or self.created_at,
         }
         for key, value in ((EXPIRES_AT, self.expires_at), (SUBJECT, self.subject),
-                           (SPEAKER, self.speaker)):  # fmt: skip
+                           (SPEAKER, self.speaker), (ORIGIN, self.origin)):  # fmt: skip
             if value is not None:
                 payload[key] = value
         if self.tags_pending:
@@ -136,6 +138,7 @@ class Memory:
             created_at=_float(payload.get(CREATED_AT)) or 0.0,
             updated_at=_float(payload.get(UPDATED_AT)),
             tags_pending=bool(payload.get(TAGS_PENDING, False)),
+            origin=payload.get(ORIGIN),
             history=tuple(
                 (str(h.get("text", "")), _float(h.get("replaced_at")) or 0.0)
                 for h in payload.get(HISTORY) or ()

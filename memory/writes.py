@@ -123,6 +123,7 @@ class MemoryWriter:
         now: float,
         memory_id: MemoryId | None = None,
         before_write: Callable[[], None] | None = None,
+        origin: str | None = None,
     ) -> Stored | Duplicate:
         """Under ``locked(person)``: the duplicate check on meaning, then a new memory with
         default tags, marked for tagging. ``memory_id`` makes a re-run write the same point."""
@@ -139,6 +140,7 @@ class MemoryWriter:
             created_at=now,
             id=memory_id or MemoryId(str(uuid.uuid4())),
             tags_pending=True,
+            origin=origin,
         )
         if before_write is not None:
             before_write()
@@ -155,6 +157,7 @@ class MemoryWriter:
         *,
         now: float,
         before_write: Callable[[], None] | None = None,
+        origin: str | None = None,
     ) -> Memory:
         """Under ``locked(old.person)``: ``old`` with a new text (its source and speaker as
         given on ``old``), the previous text kept in its history, tagged again as a new memory
@@ -166,6 +169,7 @@ class MemoryWriter:
             updated_at=now,
             history=(*old.history, (old.text, now)),
             tags_pending=True,
+            origin=origin,  # a revision comes from where its new text came from
         )
         if before_write is not None:
             before_write()

@@ -336,6 +336,7 @@ class WritePath:
         written = await self.writer.add(
             job.session.person, op.text, vector, source=job.session.source,
             speaker=job.speaker, now=job.now, memory_id=MemoryId(op.id),
+            origin=job.session.session_id,
         )  # fmt: skip
         if isinstance(written, Duplicate):
             job.outcome.duplicates.append(op.text)  # its meaning is already stored
@@ -354,7 +355,9 @@ class WritePath:
             return False
         [vector] = await self._embed([op.text])
         author = replace(old, speaker=job.speaker, source=job.session.source)
-        await self.writer.revise(author, op.text, vector, now=job.now)
+        await self.writer.revise(
+            author, op.text, vector, now=job.now, origin=job.session.session_id
+        )
         job.outcome.updated.append(op.id)
         return True
 

@@ -58,6 +58,11 @@ class StoreTurnBody(_Body):
     timestamp: float | None = Field(None, description="unix seconds of the exchange")
 
 
+class ExpandBody(_Body):
+    user_id: StoreId
+    memory_id: uuid.UUID
+
+
 BULK_MAX_ITEMS = 100  # memories per /bulk-store call (also the 64 KB body cap applies)
 
 

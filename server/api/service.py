@@ -22,10 +22,11 @@ from providers.embedder import Embedder, embed_async
 from server.api import errors
 from server.api.errors import ApiError
 from server.api.idempotency import WriteTracker
-from server.api.turns import queue_turn, turn_outcome
+from server.api.turns import archived_session, queue_turn, turn_outcome
 
 log = structlog.get_logger(__name__)
 SOURCE = "api"
+PASSAGE_LIMIT = 200  # utterances of a session /expand shows
 TIE = 5e-7  # timestamps are kept to the microsecond
 
 
@@ -137,6 +138,28 @@ class MemoryService:
 
     async def turn(self, store: PersonId, turn_id: str) -> dict[str, Any]:
         return await turn_outcome(self.speakers.redis, store, turn_id)
+
+    async def expand(self, store: PersonId, memory_id: str) -> dict[str, Any]:
+        """Why Hearth remembers this: the conversation it was extracted from (who said what,
+        when — from the archived transcript), or the call that stored it."""
+        memory = await self._one(store, memory_id)
+        body: dict[str, Any] = {"memory": memory_json(memory)}
+        if memory.origin is None:
+            first = memory.history[0][0] if memory.history else memory.text
+            body["origin"] = {"kind": "call", "source": memory.source, "speaker": memory.speaker,
+                              "stored_at": iso(memory.created_at), "text": first}  # fmt: skip
+            return body
+        record = await archived_session(self.speakers.redis, store, memory.origin)
+        said = [] if record is None else [
+            {"role": u.get("role"), "speaker": u.get("speaker"), "text": u.get("text"),
+             "at": iso(u["at"]) if isinstance(u.get("at"), int | float) else None}
+            for u in record.get("transcript", [])[:PASSAGE_LIMIT] if isinstance(u, dict)
+        ]  # fmt: skip
+        body["origin"] = {"kind": "session", "session_id": memory.origin,
+                          "source": memory.source, "passage": said}  # fmt: skip
+        if record is None:
+            body["origin"]["note"] = "the session's transcript is no longer archived"
+        return body
 
     async def bulk_store(
         self, store: PersonId, items: list[tuple[str, str | None]], tracker: WriteTracker

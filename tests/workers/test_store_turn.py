@@ -52,3 +52,41 @@ async def test_a_turn_is_extracted_merged_and_its_outcome_read_back(rig: WriteRi
     assert memory.source == "api" and not memory.tags_pending
     assert other.status_code == 404  # another store's turn does not exist for this caller
     assert refused.status_code == 400  # an unregistered speaker, as on /store
+
+
+async def test_expand_says_which_conversation_a_memory_came_from(rig: WriteRig) -> None:
+    rig.script.facts = {MOVE: ["家住在滨江区"]}
+    service = MemoryService(rig.memory.embedder, rig.memory.store, Speakers(rig.redis),
+                            rig.settings.api, ArqTagRequests(rig.redis))  # fmt: skip
+    app = build_api(ApiContext(rig.redis, service, rig.settings.api))
+    key, _ = await ApiKeys(rig.redis).create("ws2", ["*"])
+    headers = {"X-API-Key": key}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://h/api/v1/memory") as c:
+        await c.post("/collection", json={"user_id": "zhang"}, headers=headers)
+        turn = {"user_id": "zhang", "user": MOVE, "assistant": "好的。", "timestamp": DAY_TS}
+        queued = (await c.post("/store-turn", headers=headers, json=turn)).json()
+        await rig.run_worker()
+        done = (await c.get(f"/turns/{queued['turn_id']}", params={"user_id": "zhang"},
+                            headers=headers)).json()  # fmt: skip
+        [stored] = done["memories"]
+        why = await c.post("/expand", headers=headers,
+                           json={"user_id": "zhang", "memory_id": stored["id"]})  # fmt: skip
+        direct = (
+            await c.post(
+                "/store",
+                headers=headers,
+                json={"user_id": "zhang", "content": "我每周四晚上有吉他课"},
+            )
+        ).json()
+        called = await c.post("/expand", headers=headers,
+                              json={"user_id": "zhang", "memory_id": direct["id"]})  # fmt: skip
+    origin = why.json()["origin"]
+    assert origin["kind"] == "session" and origin["session_id"] == queued["turn_id"]
+    assert [(u["role"], u["text"]) for u in origin["passage"]] == [
+        ("user", MOVE), ("assistant", "好的。"),
+    ]  # fmt: skip
+    assert called.json()["origin"] == {
+        "kind": "call", "source": "api", "speaker": None,
+        "stored_at": called.json()["memory"]["created_at"], "text": "我每周四晚上有吉他课",
+    }  # fmt: skip

@@ -10,6 +10,7 @@ from server.api import errors
 from server.api.bodies import (
     BulkStoreBody,
     BySpeakerBody,
+    ExpandBody,
     ForgetBody,
     SearchBody,
     StoreBody,
@@ -58,6 +59,12 @@ async def turn(
 ) -> Response:
     user = await store_of(ctx, key, user_id)
     return await read(request, await ctx.service.turn(user, turn_id))
+
+
+@router.post(f"{PREFIX}/expand", summary="Why a memory is remembered: its conversation or call")
+async def expand(request: Request, body: ExpandBody, key: Caller, ctx: Ctx) -> Response:
+    user = await store_of(ctx, key, body.user_id)
+    return await read(request, await ctx.service.expand(user, str(body.memory_id)))
 
 
 @router.post(f"{PREFIX}/search", summary="Search memories, optionally one speaker's")
