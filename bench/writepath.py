@@ -32,6 +32,7 @@ from providers.llm import JsonLLM, Message
 from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
 from server.memory.engine import build_memory
 from workers import tagging
+from workers.codec import job_pool, load
 from workers.contract import REMEMBER_SESSION
 from workers.settings import QUEUE, build_worker, redis_settings
 from workers.writepath import WritePath
@@ -94,7 +95,7 @@ async def instant(settings: HearthSettings, sessions: int) -> dict[str, Any]:
         now = time.time()
         for n in range(sessions):  # typical: 3 facts per session, 10 persons
             said = texts[n * 3 : n * 3 + 3]
-            await arq.enqueue_job(
+            await job_pool(arq).enqueue_job(
                 REMEMBER_SESSION,
                 record(f"b{n}", f"p{n % 10}", said, now),
                 _job_id=f"b{n}",
@@ -114,7 +115,7 @@ async def instant(settings: HearthSettings, sessions: int) -> dict[str, Any]:
         await worker.close()
         durations = []
         for n in range(sessions):
-            info = await Job(f"b{n}", arq, _queue_name=QUEUE).result_info()
+            info = await Job(f"b{n}", arq, _queue_name=QUEUE, _deserializer=load).result_info()
             assert info is not None and info.success, f"job b{n} failed: {info}"
             durations.append((info.finish_time - info.start_time).total_seconds() * 1000)
         per_facts = {}

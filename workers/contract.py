@@ -8,10 +8,11 @@ import datetime as dt
 import time
 from typing import Literal
 
-from arq.connections import ArqRedis
 from pydantic import BaseModel, ConfigDict, Field
+from redis.asyncio import Redis
 
 from config.keys import QUEUE
+from workers.codec import job_pool
 
 REMEMBER_SESSION = "remember_session"
 
@@ -53,10 +54,10 @@ class SessionJob(BaseModel):
 JOB_EXPIRES = dt.timedelta(days=90)
 
 
-async def enqueue_session(arq: ArqRedis, job: SessionJob, job_id: str | None = None) -> bool:
+async def enqueue_session(arq: Redis, job: SessionJob, job_id: str | None = None) -> bool:
     """One job per session (``job_id`` = the session id unless given, e.g. a replay's): a
     repeated enqueue of the same id is a no-op. Returns whether a new job was queued."""
-    queued = await arq.enqueue_job(
+    queued = await job_pool(arq).enqueue_job(
         REMEMBER_SESSION, job.model_dump(mode="json"), _job_id=job_id or job.session_id,
         _queue_name=QUEUE, _expires=JOB_EXPIRES,
     )  # fmt: skip

@@ -12,6 +12,7 @@ from config.settings import HearthSettings
 from memory.engine import MemoryParts, build_core
 from providers.llm import JsonLLM, StructuredLLM
 from workers import mem0_stages
+from workers.codec import dump, load, migrate_queued
 from workers.context import KEY, WorkerContext, worker_context
 from workers.contract import REMEMBER_SESSION
 from workers.gate import AlwaysUp, LLMGate
@@ -65,6 +66,7 @@ def build_worker(
     max_tries = settings.write.max_tries if settings else 5
 
     async def startup(ctx: dict[str, Any]) -> None:
+        await migrate_queued(ctx["redis"])  # jobs an older Hearth queued as pickles
         hearth = WorkerContext(
             max_tries=max_tries, budget_s=JOB_TIMEOUT_S - 30, llm_gate=llm_gate or AlwaysUp()
         )
@@ -109,6 +111,8 @@ def build_worker(
         max_jobs=4,
         poll_delay=0.1,  # arq picks up at most max_jobs per poll: 0.5 s capped us at 8 jobs/s
         on_startup=startup,
+        job_serializer=dump,  # JSON, never pickle (workers.codec)
+        job_deserializer=load,
         on_shutdown=shutdown,
     )
 

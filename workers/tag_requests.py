@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import uuid
 
-from arq.connections import ArqRedis
 from redis.asyncio import Redis
 
 from config.keys import QUEUE
 from memory.schema import PersonId
+from workers.codec import job_pool
 
 TAG_PENDING = "tag_pending"
 
@@ -21,8 +21,6 @@ class ArqTagRequests:
         self.redis = redis
 
     async def request(self, person: PersonId) -> None:
-        arq = self.redis
-        if not isinstance(arq, ArqRedis):
-            arq = ArqRedis(connection_pool=self.redis.connection_pool)
+        arq = job_pool(self.redis)
         job_id = f"tag:{person}:{uuid.uuid4().hex}"
         await arq.enqueue_job(TAG_PENDING, str(person), _job_id=job_id, _queue_name=QUEUE)

@@ -15,7 +15,6 @@ import uuid
 from typing import Any
 
 import orjson
-from arq.connections import ArqRedis
 from arq.jobs import Job, JobStatus
 from redis.asyncio import Redis
 
@@ -24,6 +23,7 @@ from config.keys import QUEUE
 from memory.identity import ME
 from memory.schema import PersonId
 from server.api import errors
+from workers.codec import load
 from workers.contract import SessionJob, enqueue_session
 
 SOURCE = "api"
@@ -43,14 +43,14 @@ async def queue_turn(
         "session_id": turn_id, "person": store, "source": SOURCE, "started_at": when,
         "ended_at": when, "end_reason": "api_turn", "transcript": said,
     })  # fmt: skip
-    await enqueue_session(_arq(redis), job)
+    await enqueue_session(redis, job)
     return {"status": "queued", "turn_id": turn_id, "outcome": f"/api/v1/memory/turns/{turn_id}"}
 
 
 async def turn_outcome(redis: Redis, store: PersonId, turn_id: str) -> dict[str, Any]:
     if not turn_id.startswith(TURN_PREFIX):
         raise errors.not_found(f"turn '{turn_id}' not found in this store.", turn_id=turn_id)
-    job = Job(turn_id, _arq(redis), _queue_name=QUEUE)
+    job = Job(turn_id, redis, _queue_name=QUEUE, _deserializer=load)
     info = await job.info()
     record = info.args[0] if info is not None and info.args else None
     if not isinstance(record, dict) or record.get("person") != store:
@@ -79,7 +79,3 @@ async def archived_session(redis: Redis, store: PersonId, session_id: str) -> di
         if isinstance(record, dict) and record.get("session_id") == session_id:
             return record
     return None
-
-
-def _arq(redis: Redis) -> ArqRedis:
-    return redis if isinstance(redis, ArqRedis) else ArqRedis(connection_pool=redis.connection_pool)

@@ -22,6 +22,7 @@ from server.memory.readpath import ReadPath
 from tests.conftest import make_settings
 from tests.support.scripted_llm import ScriptedLLM
 from tests.support.write_llm import WriteScript
+from workers.codec import job_pool
 from workers.contract import REMEMBER_SESSION
 from workers.gate import LLMGate
 from workers.settings import QUEUE, build_worker, redis_settings
@@ -42,7 +43,9 @@ class WriteRig:
 
     async def enqueue(self, record: dict[str, Any], job_id: str | None = None) -> str:
         job_id = job_id or str(record["session_id"])
-        await self.arq.enqueue_job(REMEMBER_SESSION, record, _job_id=job_id, _queue_name=QUEUE)
+        await job_pool(self.arq).enqueue_job(
+            REMEMBER_SESSION, record, _job_id=job_id, _queue_name=QUEUE
+        )
         return job_id
 
     async def run_worker(self, llm_gate: LLMGate | None = None) -> int:

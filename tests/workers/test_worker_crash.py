@@ -19,6 +19,7 @@ from tests.support.scripted_llm import ScriptedLLM
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript
 from tests.workers.conftest import session
+from workers.codec import job_pool
 from workers.contract import REMEMBER_SESSION
 from workers.settings import QUEUE, redis_settings
 
@@ -54,7 +55,9 @@ async def test_killed_worker_rerun_stores_nothing_twice(
     try:
         record = session("s-crash", "我老婆对海鲜过敏，尤其是虾")
         record["ended_at"] = None  # "now": the scripted prompts need no fixed date here
-        await arq.enqueue_job(REMEMBER_SESSION, record, _job_id="s-crash", _queue_name=QUEUE)
+        await job_pool(arq).enqueue_job(
+            REMEMBER_SESSION, record, _job_id="s-crash", _queue_name=QUEUE
+        )
         first = await start_worker(tmp_path, redis_url, llm)
         await wait_until(lambda: "tag" in script.calls, within_s=90)  # applied, tagging in flight
         first.send_signal(signal.SIGKILL)

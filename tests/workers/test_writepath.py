@@ -17,6 +17,7 @@ from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
 from tests.support.write_llm import WriteScript
 from tests.workers.conftest import DAY_TS, WriteRig, session
+from workers.codec import load
 from workers.failures import DeadLetters
 from workers.settings import QUEUE
 from workers.writepath import WritePath
@@ -294,7 +295,7 @@ async def test_a_job_waits_for_a_dead_llm_instead_of_burning_its_tries(rig: Writ
     assert await asyncio.wait_for(worker, 60) == 1
     assert rig.texts() == ["女儿叫小橙子"]
     assert await DeadLetters(rig.redis).all() == []
-    info = await Job("s-restarts", rig.redis, _queue_name=QUEUE).result_info()
+    info = await Job("s-restarts", rig.redis, _queue_name=QUEUE, _deserializer=load).result_info()
     assert info is not None and info.success and info.job_try == 1  # no try was spent
 
 
@@ -371,7 +372,7 @@ async def test_a_two_hour_session_and_200_pending_tags_fit_the_model(rig: WriteR
     assert await rig.run_worker() == 1, script.problems
     assert script.calls.count("extract") > 1 and script.calls.count("tag") >= 24
     assert max(prompts) < 12_000  # every call stays far below a 4k-token context's prompt
-    info = await Job("s-long", rig.redis, _queue_name=QUEUE).result_info()
+    info = await Job("s-long", rig.redis, _queue_name=QUEUE, _deserializer=load).result_info()
     assert info is not None and info.success
     outcome = info.result
     assert outcome["facts"] == 240  # every window's facts, none lost to a cut-off reply
