@@ -203,3 +203,14 @@ def with_memory_settings(settings: HearthSettings, pairs: list[str]) -> HearthSe
         return settings
     memory = type(settings.memory).model_validate({**settings.memory.model_dump(), **changes})
     return settings.model_copy(update={"memory": memory})
+
+
+@bench_app.command("abuse")
+def bench_abuse(
+    turns: Annotated[int, typer.Option(help="turns of the well-behaved device per run")] = 30,
+) -> None:
+    """A well-behaved device's first audio while five bounded attacks run (hearth up, loopback)."""
+    from bench.abuse import main as bench_main
+
+    settings_or_exit()
+    run_async(lambda: bench_main(turns))
