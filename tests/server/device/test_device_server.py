@@ -370,3 +370,22 @@ async def test_tool_call_written_as_text_is_executed_not_spoken(hearth: RunningH
         {"name": "self.audio_speaker.set_volume", "arguments": {"volume": 30}}
     ]
     assert result.text == "调好了。"  # the JSON was never sent as a subtitle or spoken
+
+
+async def test_more_than_the_malformed_limit_closes_that_session_only(
+    hearth: RunningHearth,
+) -> None:
+    flooder, bystander = hearth.device(), hearth.device()
+    await flooder.connect()
+    await bystander.connect()
+    assert flooder.ws is not None
+    for _ in range(hearth.settings.server.max_malformed_messages + 1):
+        await flooder.ws.send("{not json")
+    with pytest.raises(ConnectionClosed):
+        async with asyncio.timeout(5):
+            while True:
+                await flooder.ws.recv()
+    assert flooder.ws.close_code == 1008
+    hearth.llm.responder = lambda req: Reply("在。")
+    assert (await bystander.ask("在吗")).text == "在。"
+    await bystander.close()
