@@ -10,6 +10,7 @@ need_apt=()
 fc-list 2>/dev/null | grep -qi "wenquanyi\|noto sans cjk" || need_apt+=(fonts-wqy-microhei)
 command -v npm >/dev/null || need_apt+=(npm)
 command -v qemu-x86_64 >/dev/null || need_apt+=(qemu-user)  # runs the engine on an emulated Haswell
+command -v curl >/dev/null || need_apt+=(curl)  # the README's API examples run as written
 if ((${#need_apt[@]})); then
   if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; else SUDO=; fi
   $SUDO apt-get update -qq

@@ -1,0 +1,45 @@
+"""Issue 21: the README's memory-API shell examples run as written (``curl -d``, no content type)
+against a live API on loopback — so they cannot rot again. The key comes from the API-key
+registry, as ``hearth api-key create`` prints it; only host and port are changed."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+from pathlib import Path
+
+from memory.registry import ApiKeys, Stores
+from tests.server.api.conftest import Api
+
+README = Path(__file__).resolve().parents[3] / "README.md"
+
+
+def api_examples() -> list[str]:
+    """The curl commands of the first shell block under "## Memory HTTP API"."""
+    section = README.read_text().split("## Memory HTTP API", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+    assert block is not None
+    lines = block.group(1).replace("\\\n", " ").splitlines()
+    return [line.split("  #")[0].strip() for line in lines if line.strip().startswith("curl")]
+
+
+async def test_the_readme_api_examples_run_as_written(api: Api) -> None:
+    examples = api_examples()
+    assert len(examples) >= 3
+    await Stores(api.redis).create("zhang", "zhang")
+    key, _ = await ApiKeys(api.redis).create("readme", ["*"])
+    port = api.base_url.rsplit(":", 1)[1]
+    answers = []
+    for command in examples:
+        command = command.replace("localhost:8003", f"127.0.0.1:{port}")
+        done = await asyncio.to_thread(
+            subprocess.run, ["bash", "-c", command], capture_output=True, text=True,
+            env={"KEY": key, "PATH": "/usr/bin:/bin"}, timeout=30, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, (command, done.stderr)
+        answers.append(done.stdout)
+    registered, stored, found = answers[:3]
+    assert '"error"' not in registered and "老张" in registered
+    assert '"stored' in stored
+    assert "海鲜" in found and '"speaker":"老张"' in found.replace(" ", "")
