@@ -16,6 +16,7 @@ from server import metrics
 from server.device.turn import LLM_FAILED, LLM_UNAVAILABLE
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
+from workers.codec import job_pool
 from workers.contract import REMEMBER_SESSION
 
 
@@ -144,7 +145,7 @@ async def test_session_end_enqueues_transcript_once(hearth: RunningHearth) -> No
     session_id = device.session_id
     await device.close()
     await hearth.ended.wait_for(session_id)
-    queued = await hearth.arq.queued_jobs(queue_name="hearth:queue")
+    queued = await job_pool(hearth.arq).queued_jobs(queue_name="hearth:queue")
     mine = [j for j in queued if j.job_id == session_id]
     assert len(mine) == 1 and mine[0].function == REMEMBER_SESSION
     record = mine[0].args[0]
