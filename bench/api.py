@@ -72,7 +72,9 @@ async def phase(base: str, key: str, clients: int, per_client: int, call: Call) 
 
 
 async def run(clients: int, per_client: int) -> list[tuple[str, dict[str, Any]]]:
-    items = unique_items(clients * per_client * 2 + 100, seed=11)
+    bulk_calls = max(1, per_client // 6)
+    bulk_texts = (BULK_SOLO + clients * bulk_calls) * BULK_SIZE
+    items = unique_items(clients * per_client * 2 + 100 + bulk_texts, seed=11)
     texts = [str(item.memory["text"]) for item in items]
     questions = [item.question for item in items]
     with tempfile.TemporaryDirectory(prefix="hearth-bench-api-") as tmp:
@@ -97,7 +99,19 @@ async def run(clients: int, per_client: int) -> list[tuple[str, dict[str, Any]]]
                     return c.post("/api/v1/memory/store", json=body,
                                   headers={"Idempotency-Key": f"bench:{i}"})  # fmt: skip
 
-                solo = len(texts) - 100  # one client alone: latency without queueing
+                first_bulk = clients * per_client * 2 + 100
+
+                def bulk(c: httpx.AsyncClient, i: int) -> Awaitable[httpx.Response]:
+                    start = first_bulk + i * BULK_SIZE
+                    items = [{"content": t} for t in texts[start : start + BULK_SIZE]]
+                    return c.post("/api/v1/memory/bulk-store",
+                                  json={"user_id": DEFAULT_STORE, "items": items})  # fmt: skip
+
+                def turn(c: httpx.AsyncClient, i: int) -> Awaitable[httpx.Response]:
+                    body = {"user_id": DEFAULT_STORE, "user": texts[i], "assistant": "好的。"}
+                    return c.post("/api/v1/memory/store-turn", json=body)
+
+                solo = clients * per_client * 2  # one client alone: latency without queueing
                 results = [
                     ("store, 1 client", await phase(base, key, 1, 50,
                                                     lambda c, i: store(c, solo + i))),
@@ -108,11 +122,23 @@ async def run(clients: int, per_client: int) -> list[tuple[str, dict[str, Any]]]
                      await phase(base, key, clients, per_client, keyed)),
                     ("store + Idempotency-Key (replay)",
                      await phase(base, key, clients, per_client, keyed)),
+                    (f"bulk-store ×{BULK_SIZE}, 1 client",
+                     await phase(base, key, 1, BULK_SOLO, bulk)),
+                    (f"bulk-store ×{BULK_SIZE}",
+                     await phase(base, key, clients, bulk_calls,
+                                 lambda c, i: bulk(c, BULK_SOLO + i))),
+                    ("store-turn (queued), 1 client", await phase(base, key, 1, 20, turn)),
+                    ("store-turn (queued)", await phase(base, key, clients, per_client // 2,
+                                                        turn)),
                 ]  # fmt: skip
         finally:
             await redis.aclose()
             redis_server.stop()
     return results
+
+
+BULK_SIZE = 10  # memories per bulk-store call in the bench
+BULK_SOLO = 10  # bulk-store calls of the single client
 
 
 def main(clients: int = 16, per_client: int = 60) -> None:
