@@ -17,16 +17,25 @@ pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:U
 MOVE = "我们家上个月从西湖区搬到了滨江区"
 
 
-async def test_a_turn_is_extracted_merged_and_its_outcome_read_back(rig: WriteRig) -> None:
-    rig.script.facts = {MOVE: ["家住在滨江区"]}
-    rig.script.tags = {"家住在滨江区": ("fact", "volume", None, "我")}
+def _client(rig: WriteRig) -> httpx.AsyncClient:
+    """The memory API on the rig's Redis, store and worker queue, in process."""
     service = MemoryService(rig.memory.embedder, rig.memory.store, Speakers(rig.redis),
                             rig.settings.api, ArqTagRequests(rig.redis))  # fmt: skip
     app = build_api(ApiContext(rig.redis, service, rig.settings.api))
-    key, _ = await ApiKeys(rig.redis).create("ws", ["*"])
-    headers = {"X-API-Key": key}
     transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://h/api/v1/memory") as c:
+    return httpx.AsyncClient(transport=transport, base_url="http://h/api/v1/memory")
+
+
+async def _key(rig: WriteRig) -> str:
+    key, _ = await ApiKeys(rig.redis).create("ws", ["*"])
+    return key
+
+
+async def test_a_turn_is_extracted_merged_and_its_outcome_read_back(rig: WriteRig) -> None:
+    rig.script.facts = {MOVE: ["家住在滨江区"]}
+    rig.script.tags = {"家住在滨江区": ("fact", "volume", None, "我")}
+    headers = {"X-API-Key": await _key(rig)}
+    async with _client(rig) as c:
         await c.post("/collection", json={"user_id": "zhang"}, headers=headers)
         turn = {"user_id": "zhang", "user": MOVE, "assistant": "好的。", "timestamp": DAY_TS}
         queued = await c.post(
@@ -56,13 +65,8 @@ async def test_a_turn_is_extracted_merged_and_its_outcome_read_back(rig: WriteRi
 
 async def test_expand_says_which_conversation_a_memory_came_from(rig: WriteRig) -> None:
     rig.script.facts = {MOVE: ["家住在滨江区"]}
-    service = MemoryService(rig.memory.embedder, rig.memory.store, Speakers(rig.redis),
-                            rig.settings.api, ArqTagRequests(rig.redis))  # fmt: skip
-    app = build_api(ApiContext(rig.redis, service, rig.settings.api))
-    key, _ = await ApiKeys(rig.redis).create("ws2", ["*"])
-    headers = {"X-API-Key": key}
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://h/api/v1/memory") as c:
+    headers = {"X-API-Key": await _key(rig)}
+    async with _client(rig) as c:
         await c.post("/collection", json={"user_id": "zhang"}, headers=headers)
         turn = {"user_id": "zhang", "user": MOVE, "assistant": "好的。", "timestamp": DAY_TS}
         queued = (await c.post("/store-turn", headers=headers, json=turn)).json()

@@ -14,6 +14,7 @@ from server.api.bodies import (
     ForgetBody,
     SearchBody,
     StoreBody,
+    StoreMetadata,
     StoreTurnBody,
     SupersedeBody,
 )
@@ -26,11 +27,16 @@ router = APIRouter()
 @router.post(f"{PREFIX}/store", summary="Store one memory")
 async def store(request: Request, body: StoreBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
-    raw = body.metadata.speaker if body.metadata else None
-    speaker = speaker_name(raw) if raw is not None else None
+    speaker = _speaker(body.metadata)
     return await answer(
         ctx, request, key, lambda t: ctx.service.store_memory(user, body.content, speaker, t)
     )
+
+
+def _speaker(metadata: StoreMetadata | None) -> str | None:
+    """``metadata.speaker``, checked as a speaker name (None: no speaker)."""
+    raw = metadata.speaker if metadata else None
+    return speaker_name(raw) if raw is not None else None
 
 
 @router.post(f"{PREFIX}/bulk-store", summary="Store up to 100 memories, each with its own status")
@@ -43,8 +49,7 @@ async def bulk_store(request: Request, body: BulkStoreBody, key: Caller, ctx: Ct
 @router.post(f"{PREFIX}/store-turn", summary="Remember one exchange (extraction + merge, async)")
 async def store_turn(request: Request, body: StoreTurnBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
-    raw = body.metadata.speaker if body.metadata else None
-    speaker = speaker_name(raw) if raw is not None else None
+    speaker = _speaker(body.metadata)
     return await answer(
         ctx, request, key,
         lambda t: ctx.service.store_turn(user, body.user, body.assistant, speaker,
