@@ -43,6 +43,7 @@ from server.device.voice_input import VoiceServices
 from server.device.ws_server import DeviceServer
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
+from server.http_limits import HeadDeadline
 from server.memory.engine import MemoryEngine, build_memory
 from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
@@ -482,11 +483,12 @@ def http_config(
     app: Any, settings: HearthSettings, port: int, lifespan: Literal["on", "off"] = "off"
 ) -> uvicorn.Config:
     """Every HTTP port Hearth serves, with the same limits: at most
-    ``server.http_max_connections`` connections (beyond: 503 at once, so a slow client holding
-    sockets cannot take the port), bounded heads, short keep-alive."""
+    ``server.http_max_connections`` connections (beyond: 503 at once), a request head complete
+    within 10 s of connecting (``server.http_limits``: slowloris is cut), bounded heads, short
+    keep-alive."""
     return uvicorn.Config(
         app, host=settings.server.host, port=port, log_level="warning", lifespan=lifespan,
-        limit_concurrency=settings.server.http_max_connections,
+        limit_concurrency=settings.server.http_max_connections, http=HeadDeadline,
         timeout_keep_alive=int(KEEP_ALIVE_S), h11_max_incomplete_event_size=HEADER_BYTES,
     )  # fmt: skip
 
