@@ -34,4 +34,5 @@ pip install -q -c constraints.txt pip wheel
 # flags, and its libraries are scanned for AMX / AVX-512 before it counts as installed.
 quiet .venv/bin/python -m providers.llama_build ensure -c constraints.txt
 pip install -q -c constraints.txt -e ".[dev,local-llm]"
+pip install -q -c constraints.txt -e ./clients/python  # the API's Python client (own package)
 quiet .venv/bin/hearth models install

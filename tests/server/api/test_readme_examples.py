@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 from memory.registry import ApiKeys, Stores
@@ -43,3 +44,23 @@ async def test_the_readme_api_examples_run_as_written(api: Api) -> None:
     assert '"error"' not in registered and "老张" in registered
     assert '"stored' in stored
     assert "海鲜" in found and '"speaker":"老张"' in found.replace(" ", "")
+
+
+def python_example() -> str:
+    section = README.read_text().split("## Memory HTTP API", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    assert block is not None
+    return block.group(1)
+
+
+async def test_the_readme_python_client_example_runs_as_written(api: Api) -> None:
+    await Stores(api.redis).create("zhang", "zhang")
+    key, _ = await ApiKeys(api.redis).create("readme-py", ["*"])
+    done = await asyncio.to_thread(
+        subprocess.run, [sys.executable, "-c", python_example()], capture_output=True,
+        text=True, env={"BASE": api.base_url, "KEY": key}, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "我老婆对海鲜过敏" and "我老婆对海鲜过敏" in lines[1:-1]
+    assert lines[-1] == "400 陌生人"
