@@ -140,3 +140,34 @@ async def test_admin_person_endpoint_needs_the_admin_token(http_app: RunningHttp
         listed = await client.get("/admin/persons", headers=headers)
     assert ok.json() == {"device_id": MAC, "person": "zhang"}
     assert listed.json()["person_map"] == {MAC: "zhang"}
+
+
+async def test_a_session_that_connected_while_redis_was_down_reaches_its_owner(
+    tmp_path: Path, redis: Redis, redis_url: str, scripted_llm: ScriptedLLM
+) -> None:
+    """Issue 20 (low): the words of a device that connected while person_map could not be read
+    used to go to an orphan ``device-…`` person for the whole session."""
+    from redis.exceptions import ConnectionError as RedisConnectionError
+
+    scripted_llm.responder = lambda req: Reply("好。")
+    async with start_hearth(tmp_path, redis_url, scripted_llm.base_url, scripted_llm) as hearth:
+        real = hearth.server.services.resolve_person
+        calls = 0
+
+        async def flaky(device_id: str) -> PersonId:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RedisConnectionError("Redis is down")
+            return PersonId("zhang")
+
+        hearth.server.services.resolve_person = flaky
+        try:
+            device = hearth.device(MAC)
+            await device.connect()
+            await device.ask("你好", within_s=30)  # Redis answers again before this turn
+            await device.close()
+            record = await hearth.ended.wait_for(device.session_id)
+        finally:
+            hearth.server.services.resolve_person = real
+    assert record.person == "zhang"
