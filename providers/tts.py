@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import re
 import shutil
@@ -244,7 +245,8 @@ class ZhttsTTS:
                     pcm = await proc.stdout.readexactly(header.get("bytes", 0))
             except (TimeoutError, asyncio.IncompleteReadError, orjson.JSONDecodeError,
                     ConnectionError) as exc:  # fmt: skip
-                proc.kill()
+                with contextlib.suppress(ProcessLookupError):  # it may have died already
+                    proc.kill()
                 await proc.wait()
                 self._lost(proc, repr(exc))
                 self._proc = None
@@ -256,7 +258,8 @@ class ZhttsTTS:
     async def aclose(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None and proc.returncode is None:
-            proc.kill()
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
             await proc.wait()
 
 
