@@ -127,7 +127,12 @@ class QdrantMemoryStore:
             responses = self.client.query_batch_points(
                 self.collection, [self._request(person, s, now) for s in asked]
             )
-        except NotImplementedError as exc:  # qdrant-client's local mode: no BM25 ranking
+        except NotImplementedError as exc:
+            # Intended degradation, not a stub: qdrant-client's local mode cannot rank by BM25
+            # with the multilingual index, so lexical searches answer nothing from then on
+            # (a Qdrant server ranks them). Anything else unimplemented is re-raised.
+            if not self.lexical or not any(s.text is not None for s in searches):
+                raise
             log.warning("store.lexical_unavailable", reason=str(exc))
             self.lexical = False
             return self.search_batch(person, searches, now)
