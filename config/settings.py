@@ -198,6 +198,16 @@ class WriteSettings(_Section):
     source_priority: dict[str, int]
 
 
+class VisionSettings(_Section):
+    base_url: str | None
+    model: str
+    api_key: SecretStr
+    timeout_s: float = Field(gt=0)
+    max_tokens: int = Field(ge=16)
+    max_image_bytes: int = Field(ge=1024)
+    photo_dir: Path
+
+
 class RedisSettings(_Section):
     url: str | None
 
@@ -249,6 +259,7 @@ class HearthSettings(BaseSettings):
     memory: MemorySettings
     api: ApiSettings
     write: WriteSettings
+    vision: VisionSettings
     redis: RedisSettings
     qdrant: QdrantSettings
     mcp: McpSettings

@@ -1,7 +1,8 @@
 """Forgetting a person completely: not only the memories, but every other place Hearth keeps
 the words they said — the archived transcripts, each of those sessions' write-path checkpoints
-(the extracted facts) and turn traces, the conflict log, the retag set, and the dead letters of
-their jobs. ``forget all`` and ``DELETE /collection`` run this, under the person's store lock.
+(the extracted facts) and turn traces, the conflict log, the retag set, the dead letters of
+their jobs, and the photos of their image memories. ``forget all`` and ``DELETE /collection``
+run this, under the person's store lock.
 
 A session of that person still queued for the worker (not yet archived) is not reached here;
 its job writes its memories when it runs.
@@ -15,6 +16,7 @@ import orjson
 from redis.asyncio import Redis
 
 from config import keys
+from memory.photos import PhotoFiles
 from memory.schema import PersonId
 from memory.store import MemoryStore, store_call
 
@@ -26,7 +28,9 @@ class Forgotten:
     dead_letters: int
 
 
-async def forget_person(redis: Redis, store: MemoryStore, person: PersonId) -> Forgotten:
+async def forget_person(
+    redis: Redis, store: MemoryStore, person: PersonId, photos: PhotoFiles | None = None
+) -> Forgotten:
     memories = await store_call(store, store.count, person)
     sessions = {
         s for s in map(_session_of, await redis.lrange(keys.transcripts(person), 0, -1)) if s
@@ -39,6 +43,8 @@ async def forget_person(redis: Redis, store: MemoryStore, person: PersonId) -> F
             if record.get("session_id"):
                 sessions.add(str(record["session_id"]))
     await store_call(store, store.delete_person, person)
+    if photos is not None:
+        photos.delete_person(person)
     pipe = redis.pipeline(transaction=True)
     pipe.delete(keys.transcripts(person), keys.conflicts(person), keys.retag(person))
     for session in sessions:

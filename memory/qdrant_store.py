@@ -113,6 +113,12 @@ class QdrantMemoryStore:
                     key=schema.SPEAKER, match=models.MatchValue(value=search.speaker)
                 )
             )
+        if search is not None and search.source:
+            must.append(
+                models.FieldCondition(
+                    key=schema.SOURCE, match=models.MatchValue(value=search.source)
+                )
+            )
         if search is not None and search.entities_any:
             # this person's memories about these names: one selective indexed condition
             keys = [schema.person_entity(person, name) for name in search.entities_any]
@@ -183,14 +189,14 @@ class QdrantMemoryStore:
         )
 
     def newest(
-        self, person: PersonId, speaker: str, before: float | None, limit: int
+        self, person: PersonId, select: Search, before: float | None, limit: int
     ) -> list[Memory]:
         order = models.OrderBy(
             key=schema.CREATED_AT, direction=models.Direction.DESC, start_from=before
         )
         records, _ = self.client.scroll(
             self.collection,
-            self._filter(person, Search([], 0, speaker=speaker), None),
+            self._filter(person, select, None),
             limit=limit,
             order_by=order,
         )

@@ -52,6 +52,8 @@ UPDATED_AT = "updated_at"
 TAGS_PENDING = "tags_pending"  # tagging failed or has not run yet: safe defaults, retag later
 HISTORY = "history"  # earlier texts of a superseded memory: [{"text", "replaced_at"}]
 ORIGIN = "origin"  # session id a memory was extracted from (``POST /expand``)
+PHOTO = "photo"  # an image memory's photo: {"question", "answer", "file", "content_type", ...}
+CAMERA = "camera"  # the SOURCE of image memories (photos a camera board sent)
 PERSON_ENTITIES = "person_entities"
 KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
@@ -77,6 +79,36 @@ def memory_id(person: PersonId, text: str) -> MemoryId:
 
 
 @dataclass(frozen=True, slots=True)
+class Photo:
+    """What an image memory keeps besides its text: the question asked about the photo, the
+    vision model's answer, and where the photo's bytes are (``memory.photos.PhotoFiles``)."""
+
+    question: str
+    answer: str
+    file: str  # name inside the person's photo folder
+    content_type: str
+    size: int
+    device: str | None = None
+
+    def to_payload(self) -> dict[str, Any]:
+        fields = ("question", "answer", "file", "content_type", "size", "device")
+        return {name: getattr(self, name) for name in fields}
+
+    @classmethod
+    def from_payload(cls, raw: Any) -> Photo | None:
+        if not isinstance(raw, dict) or not isinstance(raw.get("file"), str):
+            return None
+        return cls(
+            question=str(raw.get("question", "")),
+            answer=str(raw.get("answer", "")),
+            file=raw["file"],
+            content_type=str(raw.get("content_type", "application/octet-stream")),
+            size=int(raw["size"]) if isinstance(raw.get("size"), int) else 0,
+            device=raw.get("device") if isinstance(raw.get("device"), str) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Memory:
     text: str
     person: PersonId
@@ -93,6 +125,7 @@ class Memory:
     history: tuple[tuple[str, float], ...] = ()  # (earlier text, replaced at), oldest first
     tags_pending: bool = False
     origin: str | None = None  # the session it came from (write path); None: stored by a call
+    photo: Photo | None = None  # set on image memories (source CAMERA)
 
     @property
     def key(self) -> MemoryId:
@@ -118,6 +151,8 @@ class Memory:
                 payload[key] = value
         if self.tags_pending:
             payload[TAGS_PENDING] = True
+        if self.photo is not None:
+            payload[PHOTO] = self.photo.to_payload()
         if self.history:
             payload[HISTORY] = [{"text": t, "replaced_at": at} for t, at in self.history]
         return derived(self.person, payload)
@@ -139,6 +174,7 @@ class Memory:
             updated_at=_float(payload.get(UPDATED_AT)),
             tags_pending=bool(payload.get(TAGS_PENDING, False)),
             origin=payload.get(ORIGIN),
+            photo=Photo.from_payload(payload.get(PHOTO)),
             history=tuple(
                 (str(h.get("text", "")), _float(h.get("replaced_at")) or 0.0)
                 for h in payload.get(HISTORY) or ()

@@ -43,6 +43,7 @@ class Search:
     entities_any: tuple[str, ...] = ()  # memories about any of these names/relations
     cls: str | None = None
     speaker: str | None = None  # only what this registered speaker said
+    source: str | None = None  # only memories from this source (``schema.CAMERA``: photos)
     # False: the engine does not test expiry (the caller drops expired hits itself). On a
     # person-wide search that extra per-point condition cost ~2.3 ms at 10,000 memories.
     exclude_expired: bool = True
@@ -124,9 +125,10 @@ class MemoryStore(Protocol):
     ) -> Page: ...
 
     def newest(
-        self, person: PersonId, speaker: str, before: float | None, limit: int
+        self, person: PersonId, select: Search, before: float | None, limit: int
     ) -> list[Memory]:
-        """One speaker's memories, newest first, ``created_at <= before``."""
+        """The memories ``select``'s conditions pick (one speaker's, the photos), newest first,
+        ``created_at <= before``."""
         ...
 
     def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
@@ -304,6 +306,8 @@ class EdgeMemoryStore:
             must.append(qe.FieldCondition(schema.CLS, match=qe.MatchValue(search.cls)))
         if search is not None and search.speaker:
             must.append(qe.FieldCondition(schema.SPEAKER, match=qe.MatchValue(search.speaker)))
+        if search is not None and search.source:
+            must.append(qe.FieldCondition(schema.SOURCE, match=qe.MatchValue(search.source)))
         if search is not None and search.entities_any:
             # this person's memories about these names: one selective indexed condition
             keys = [schema.person_entity(person, name) for name in search.entities_any]
@@ -360,11 +364,11 @@ class EdgeMemoryStore:
         return page_of(*self._shard.scroll(request))
 
     def newest(
-        self, person: PersonId, speaker: str, before: float | None, limit: int
+        self, person: PersonId, select: Search, before: float | None, limit: int
     ) -> list[Memory]:
         request = qe.ScrollRequest(
             limit=limit,
-            filter=self._filter(person, Search([], 0, speaker=speaker), None),
+            filter=self._filter(person, select, None),
             with_payload=True,
             order_by=qe.OrderBy(schema.CREATED_AT, qe.Direction.Desc, before),
         )

@@ -28,12 +28,13 @@ from redis.asyncio import Redis
 from config import keys
 from memory import entities
 from memory.locks import PersonBusyError, holding_person
-from memory.schema import Memory, MemoryId, PersonId
+from memory.schema import CAMERA, Memory, MemoryClass, MemoryId, PersonId, Photo
 from memory.store import MemoryStore, Search, search_async, store_call
 from providers.embedder import Embedder, Vector, embed_async
 
 log = structlog.get_logger(__name__)
 LOCK_WAIT_S = 30.0
+_PHOTO_IDS = uuid.UUID("0b7e4f7a-6a1e-4d55-8f3e-5c2d9e1a7b40")
 
 
 class TagRequests(Protocol):
@@ -177,6 +178,33 @@ class MemoryWriter:
         await self._mark_for_tagging(old.person, new.key)
         log.info("memory.revised", person=old.person, old=old.text, text=text)
         return new
+
+    async def keep_photo(
+        self, person: PersonId, text: str, photo: Photo, *, speaker: str | None = None
+    ) -> Memory:
+        """An image memory: ``text`` (what the photo shows, as the vision model answered) with
+        its ``photo``. One point per photo file — the same photo again is the same memory, its
+        earlier description kept in the history. Never a duplicate of a text memory (a photo is
+        its own thing) and never re-tagged: a photo is an event the person showed, kept until
+        removed."""
+        [vector] = await embed_async(self.embedder, [text])
+        key = MemoryId(str(uuid.uuid5(_PHOTO_IDS, f"{person}\x00{photo.file}")))
+        async with self.locked(person):
+            now = round(self.clock(), 6)
+            found = await store_call(self.store, self.store.get, person, [key])
+            old = found[0] if found else None
+            history = old.history if old else ()
+            if old and old.text != text:
+                history = (*history, (old.text, now))
+            memory = Memory(
+                text=text, person=person, cls=MemoryClass.EVENT, speaker=speaker, source=CAMERA,
+                created_at=old.created_at if old else now, updated_at=now, id=key, photo=photo,
+                entities=entities.entities_for(text, None),
+                history=history,
+            )  # fmt: skip
+            await store_call(self.store, self.store.upsert, [memory], [vector])
+        log.info("memory.photo_kept", person=person, file=photo.file, text=text)
+        return memory
 
     async def _mark_for_tagging(self, person: PersonId, key: str) -> None:
         if self.redis is not None:

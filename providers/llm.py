@@ -131,14 +131,14 @@ class _PartialCall:
     arguments: list[str] = field(default_factory=list)
 
 
-def _client(base_url: str, api_key: str, timeout_s: float) -> openai.AsyncOpenAI:
+def openai_client(base_url: str, api_key: str, timeout_s: float) -> openai.AsyncOpenAI:
     """Retries are ours to decide (the turn apologises, the worker backs off), never the SDK's."""
     return openai.AsyncOpenAI(
         base_url=base_url, api_key=api_key or "none", timeout=timeout_s, max_retries=0
     )
 
 
-def _provider_error(name: str, exc: Exception, *, garbage_transient: bool) -> ProviderError:
+def provider_error(name: str, exc: Exception, *, garbage_transient: bool) -> ProviderError:
     """One classification of SDK failures: unreachable, 5xx and 429 may pass; other HTTP errors
     (auth, unknown model) will not; an unusable body is as transient as the caller decides."""
     if isinstance(exc, openai.APIConnectionError | openai.APITimeoutError | httpx.TransportError):
@@ -168,7 +168,7 @@ class OpenAICompatibleLLM:
         temperature: float,
         max_tokens: int,
     ) -> None:
-        self._client = _client(base_url, api_key, timeout_s)
+        self._client = openai_client(base_url, api_key, timeout_s)
         self.model = model
         self._temperature = temperature
         self._max_tokens = max_tokens
@@ -229,7 +229,7 @@ class OpenAICompatibleLLM:
         ) as exc:
             # a body that is not a chat completion stream ("garbage") is not worth retrying
             # while a person waits: the device hears an apology
-            raise _provider_error(self.name, exc, garbage_transient=False) from exc
+            raise provider_error(self.name, exc, garbage_transient=False) from exc
         if chunks == 0:
             raise PermanentProviderError(self.name, "response held no completion chunks")
         text_calls: list[ToolCall] = []
@@ -288,7 +288,7 @@ class JsonLLM:
         max_tokens: int,
         style: StructuredStyle,
     ) -> None:
-        self._client = _client(base_url, api_key, timeout_s)
+        self._client = openai_client(base_url, api_key, timeout_s)
         self.model = model
         self.style = style
         self._max_tokens = max_tokens
@@ -311,7 +311,7 @@ class JsonLLM:
             }
             response = await self._client.chat.completions.create(**kwargs)
         except (openai.APIError, ValueError, TypeError, AttributeError) as exc:
-            raise _provider_error(self.name, exc, garbage_transient=True) from exc
+            raise provider_error(self.name, exc, garbage_transient=True) from exc
         if not response.choices:
             raise TransientProviderError(self.name, "response held no choices")
         return response.choices[0].message.content or ""

@@ -29,6 +29,8 @@ from server.device.traces import TraceStore
 from server.devices import ActivationBusy, DeviceRegistry
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
+from server.vision import VISION_PATH, VisionServices, vision_routes
+from server.vision import authenticate as vision_authenticate
 from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)
@@ -47,6 +49,7 @@ class HttpServices:
     status: Callable[[], dict[str, object]] = field(
         default=lambda: {"ready": True, "children": [], "llm": "external"}
     )
+    vision: VisionServices | None = None  # None: no photo endpoint (tests of other parts)
 
 
 def websocket_url(settings: HearthSettings, request: Request) -> str:
@@ -59,18 +62,29 @@ def build_http_app(services: HttpServices) -> ASGIApp:
     read (``server.body_guard``; the memory API guards itself the same way, with its key)."""
     app = _routes(services)
     return BodyGuard(app, services.settings.api.max_body_bytes, plain_too_large,
-                     _admin_first(services), limits=_larger_for_admin)  # fmt: skip
+                     _credentials_first(services), limits=_limits(services))  # fmt: skip
 
 
 ADMIN_MAX_BODY_BYTES = 16 * 1024 * 1024  # an operator's JSONL import through the admin API
 
 
-def _larger_for_admin(path: str, default: int) -> int:
-    return ADMIN_MAX_BODY_BYTES if path.startswith("/admin/") else default
+def _limits(services: HttpServices) -> Callable[[str, int], int]:
+    """Larger bodies where they belong: an operator's import, a camera board's photo."""
+
+    def limit(path: str, default: int) -> int:
+        if path.startswith("/admin/"):
+            return ADMIN_MAX_BODY_BYTES
+        if path == VISION_PATH and services.vision is not None:
+            return services.vision.body_limit()
+        return default
+
+    return limit
 
 
-def _admin_first(services: HttpServices) -> Authenticate:
+def _credentials_first(services: HttpServices) -> Authenticate:
     async def authenticate(scope: Scope) -> Response | None:
+        if scope["path"] == VISION_PATH and services.vision is not None:
+            return await vision_authenticate(services.vision, scope)
         if not str(scope["path"]).startswith("/admin/"):
             return None
         supplied = Headers(scope=scope).get("authorization", "").removeprefix("Bearer ").strip()
@@ -145,6 +159,7 @@ def _routes(services: HttpServices) -> Starlette:
             Route("/health", health),
             Route("/metrics", metrics),
             *_admin(services),
+            *(vision_routes(services.vision) if services.vision is not None else []),
             *_memory_api(services),
         ]
     )
@@ -163,7 +178,8 @@ def _memory_api(services: HttpServices) -> list[Mount]:
     api = services.settings.api
     tags = ArqTagRequests(redis)  # every stored memory is tagged by the worker's next job
     memory = services.memory
-    service = MemoryService(memory.embedder, memory.store, Speakers(redis), api, tags)
+    photos = services.vision.photos if services.vision is not None else None
+    service = MemoryService(memory.embedder, memory.store, Speakers(redis), api, tags, photos)
     return [Mount("/", app=build_api(ApiContext(redis, service, api)))]
 
 

@@ -51,3 +51,6 @@ TURN_FAILURES = Counter(
     "Turns answered with a fixed sentence instead of the model, by cause",
     ["cause"],
 )
+PHOTOS_NOT_KEPT = Counter(
+    "hearth_photos_not_kept_total", "Photos answered but not kept as image memories (see log)"
+)

@@ -10,8 +10,9 @@ import asyncio
 import contextlib
 import logging
 import signal
+import time
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -24,6 +25,8 @@ from redis.asyncio import Redis
 from config.run_files import admin_url_file, publish_agent_pointer, redis_url_file
 from config.secrets import secret_value
 from config.settings import HearthSettings, SettingsError
+from memory.photos import PhotoFiles
+from memory.writes import MemoryWriter
 from providers.asr import SpeechToText, build_asr
 from providers.errors import ProviderError
 from providers.llm import ChatLLM, OpenAICompatibleLLM
@@ -31,8 +34,9 @@ from providers.opus import encode_pool
 from providers.processes import EmbeddedRedis, LocalLLMServer, log_tail
 from providers.tts import TextToSpeech, ZhttsTTS, build_tts
 from providers.vad import VadPool
+from providers.vision import build_vision
 from server import metrics
-from server.auth import TokenAuthority
+from server.auth import DeviceCredentials, TokenAuthority
 from server.body_guard import BodyGuard, plain_too_large
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
@@ -49,8 +53,10 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.supervisor import Supervisor, keep_running
+from server.vision import VisionServices, vision_token
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
+from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)
 # arq 0.28's Worker.close() calls redis-py's deprecated close(): not ours to fix, and not for the
@@ -226,6 +232,7 @@ async def device_stack(
         vision_url=f"http://{host}:{settings.server.http_port}/mcp/vision/explain",
         end_hooks=[hook],
         resolve_person=PersonMap(arq).resolve,
+        vision_token=_vision_tokens(settings),
         voice=VoiceServices(
             asr=asr or build_asr(settings.asr, settings.resolve(settings.asr.model_dir)),
             vad_pool=VadPool(),
@@ -242,6 +249,37 @@ async def device_stack(
         max_sockets_per_device=settings.server.max_sockets_per_device,
     )
     yield server, hook
+
+
+def _vision_tokens(settings: HearthSettings) -> Callable[[DeviceCredentials], str]:
+    """Device tokens for ``capabilities.vision``: minted whether or not device auth is on — the
+    vision endpoint always needs one (server.vision)."""
+    authority = authority_for(settings)
+    return lambda creds: vision_token(authority, creds, time.time())
+
+
+def vision_services(
+    settings: HearthSettings, redis: Redis, memory: MemoryEngine | None
+) -> VisionServices:
+    """The vision endpoint's parts: the device check, the model, where photos are kept."""
+    approving = settings.auth.enabled and settings.auth.enrollment == "approve"
+    writer = None
+    if memory is not None:
+        writer = MemoryWriter(memory.embedder, memory.store, redis, ArqTagRequests(redis),
+                              settings.api.duplicate_threshold)  # fmt: skip
+    return VisionServices(
+        settings=settings.vision,
+        authority=authority_for(settings),
+        approvals=DeviceRegistry(redis) if approving else None,
+        persons=PersonMap(redis),
+        model=build_vision(settings.vision),
+        photos=photo_files(settings),
+        writer=writer,
+    )
+
+
+def photo_files(settings: HearthSettings) -> PhotoFiles:
+    return PhotoFiles(settings.resolve(settings.vision.photo_dir))
 
 
 async def run(settings: HearthSettings, mode: Mode, degraded: bool = False) -> None:
@@ -326,6 +364,7 @@ async def _serve(
                 admin_token=secret_value(None, settings.data_dir, "admin_token"),
                 memory=memory,
                 status=lambda: component_status(supervisor, engines, turn.tts),
+                vision=vision_services(settings, redis, memory),
             )
             http = _QuietServer(
                 http_config(build_http_app(http_services), settings, settings.server.http_port)

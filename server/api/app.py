@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from server.api import errors
 from server.api.deps import KEY_REQUIRED, ApiContext, sunset
 from server.api.errors import ApiError, ErrorType
-from server.api.routes import memories, models, speakers, stores
+from server.api.routes import images, memories, models, speakers, stores
 from server.body_guard import Authenticate, BodyGuard
 
 __all__ = ["ApiContext", "build_api"]
@@ -121,6 +121,6 @@ def _api(ctx: ApiContext) -> FastAPI:
         log.error("api.redis_unavailable", error=str(exc))
         return errors.unavailable("Redis").response()
 
-    for module in (stores, speakers, memories, models):
+    for module in (stores, speakers, memories, images, models):
         app.include_router(module.router)
     return app

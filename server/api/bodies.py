@@ -88,10 +88,7 @@ class SpeakerBody(_Body):
     speaker: Text
 
 
-class BySpeakerBody(_Body):
-    user_id: StoreId = DEFAULT_STORE
-    speaker: Text
-    limit: int = Field(50, ge=1, le=200)
+class _Cursor(_Body):
     # the cursor goes back under the names it came with (seed 000) or the short ones
     before: Text | None = Field(
         None,
@@ -104,6 +101,24 @@ class BySpeakerBody(_Body):
         validation_alias=AliasChoices("skip_ids", "next_skip_ids"),
         description="next_skip_ids of the previous page (either name)",
     )
+
+
+class BySpeakerBody(_Cursor):
+    user_id: StoreId = DEFAULT_STORE
+    speaker: Text
+    limit: int = Field(50, ge=1, le=200)
+
+
+class ImagesBody(_Cursor):
+    """The image listing pages like by-speaker (seed 000: 分页方式与图像相同)."""
+
+    user_id: StoreId = DEFAULT_STORE
+    limit: int = Field(20, ge=1, le=200)
+
+
+class DeleteImageBody(_Body):
+    user_id: StoreId = DEFAULT_STORE
+    image_id: uuid.UUID
 
 
 class SupersedeBody(_Body):

@@ -14,6 +14,7 @@ from config.settings import ApiSettings
 from memory import schema
 from memory.forgetting import forget_person
 from memory.identity import ME, IdentityError, speaker_name
+from memory.photos import PhotoFiles
 from memory.registry import Speakers
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import MemoryStore, Search, search_async, store_call
@@ -62,9 +63,28 @@ def memory_json(memory: Memory, score: float | None = None) -> dict[str, Any]:
     }
     if memory.history:
         body["history"] = [{"content": t, "replaced_at": iso(at)} for t, at in memory.history]
+    if memory.photo is not None:
+        body["image"] = {"question": memory.photo.question, "content_type":
+                         memory.photo.content_type, "bytes": memory.photo.size}  # fmt: skip
     if score is not None:
         body["score"] = round(score, 4)
     return body
+
+
+def image_json(memory: Memory) -> dict[str, Any]:
+    """An image memory as the image listing shows it (``GET …/images/{id}/file`` has the
+    photo)."""
+    assert memory.photo is not None
+    return {
+        "id": memory.key,
+        "description": memory.photo.answer,
+        "question": memory.photo.question,
+        "content_type": memory.photo.content_type,
+        "bytes": memory.photo.size,
+        "device": memory.photo.device,
+        "created_at": iso(memory.created_at),
+        "updated_at": iso(memory.updated_at),
+    }
 
 
 class MemoryService:
@@ -75,8 +95,10 @@ class MemoryService:
         speakers: Speakers,
         settings: ApiSettings,
         tags: TagRequests | None = None,
+        photos: PhotoFiles | None = None,
     ) -> None:
         self.embedder = embedder
+        self.photos = photos  # where image memories keep their photos (None: no photos here)
         self.store = store
         self.speakers = speakers
         self.settings = settings
@@ -144,6 +166,12 @@ class MemoryService:
         when — from the archived transcript), or the call that stored it."""
         memory = await self._one(store, memory_id)
         body: dict[str, Any] = {"memory": memory_json(memory)}
+        if memory.photo is not None:
+            body["origin"] = {"kind": "photo", "source": memory.source,
+                              "device": memory.photo.device, "question": memory.photo.question,
+                              "answer": memory.photo.answer, "taken_at": iso(memory.created_at),
+                              "image_id": memory.key}  # fmt: skip
+            return body
         if memory.origin is None:
             first = memory.history[0][0] if memory.history else memory.text
             body["origin"] = {"kind": "call", "source": memory.source, "speaker": memory.speaker,
@@ -230,12 +258,13 @@ class MemoryService:
         async with self._lock(store):
             if everything:
                 tracker.begin()
-                gone = await forget_person(self.speakers.redis, self.store, person)
+                gone = await forget_person(self.speakers.redis, self.store, person, self.photos)
                 return {"status": "forgotten", "deleted": gone.memories, "user_id": store}
             assert memory_id is not None
             memory = await self._one(person, memory_id)
             tracker.begin()
             await store_call(self.store, self.store.delete, person, [memory.key])
+            self._drop_photo(memory)
         return {"status": "forgotten", "deleted": 1, "id": memory.key}
 
     async def _one(self, person: PersonId, memory_id: str) -> Memory:
@@ -250,7 +279,8 @@ class MemoryService:
         """Remove a speaker's tag from every memory that carries it (the memories stay)."""
         person, untagged = store, 0
         while True:
-            batch = await store_call(self.store, self.store.newest, person, speaker, None, 256)
+            select = Search([], 0, speaker=speaker)
+            batch = await store_call(self.store, self.store.newest, person, select, None, 256)
             if not batch:
                 return untagged
             await store_call(
@@ -274,13 +304,70 @@ class MemoryService:
         self, store: PersonId, speaker: str, limit: int, before: str | None, skip_ids: list[str]
     ) -> dict[str, Any]:
         await self._check_speaker(store, speaker, for_read=True)
+        select = Search([], 0, speaker=speaker)
+        page, cursor = await self._newest(store, select, limit, before, skip_ids)
+        chunks = [{"id": m.key, "memory_id": m.key, "content": m.text} for m in page]
+        return {
+            "memories": [memory_json(m) for m in page],
+            "chunks": chunks,
+            "points_to_delete": [c["id"] for c in chunks],
+            **cursor,
+        }
+
+    async def images(
+        self, store: PersonId, limit: int, before: str | None, skip_ids: list[str]
+    ) -> dict[str, Any]:
+        """The store's image memories, newest first, paged like by-speaker."""
+        select = Search([], 0, source=schema.CAMERA)
+        page, cursor = await self._newest(store, select, limit, before, skip_ids)
+        return {"images": [image_json(m) for m in page if m.photo is not None], **cursor}
+
+    async def image_file(self, store: PersonId, image_id: str) -> tuple[bytes, str]:
+        """A kept photo's bytes and content type."""
+        memory = await self._image(store, image_id)
+        assert memory.photo is not None
+        data = None if self.photos is None else self.photos.read(store, memory.photo.file)
+        if data is None:
+            raise errors.not_found(f"the photo of image '{image_id}' is no longer kept.",
+                                   image_id=image_id)  # fmt: skip
+        return data, memory.photo.content_type
+
+    async def _image(self, store: PersonId, image_id: str) -> Memory:
+        found = await store_call(self.store, self.store.get, store, [MemoryId(image_id)])
+        if not found or found[0].photo is None:
+            raise errors.not_found(f"image '{image_id}' not found in this store.",
+                                   image_id=image_id)  # fmt: skip
+        return found[0]
+
+    async def delete_image(
+        self, store: PersonId, image_id: str, tracker: WriteTracker
+    ) -> dict[str, Any]:
+        """The image memory and its photo file."""
+        async with self._lock(store):
+            memory = await self._image(store, image_id)
+            tracker.begin()
+            await store_call(self.store, self.store.delete, store, [memory.key])
+            self._drop_photo(memory)
+        return {"status": "deleted", "id": memory.key}
+
+    def _drop_photo(self, memory: Memory) -> None:
+        if memory.photo is not None and self.photos is not None:
+            self.photos.delete(memory.person, memory.photo.file)
+
+    async def _newest(
+        self, store: PersonId, select: Search, limit: int, before: str | None,
+        skip_ids: list[str],
+    ) -> tuple[list[Memory], dict[str, Any]]:  # fmt: skip
+        """One page of the memories ``select`` picks, newest first, and the cursor to the next:
+        ``next_before`` (a time) with ``next_skip_ids`` (the ids at exactly that time already
+        shown — memories may share a timestamp)."""
         cutoff = parse_iso(before) if before else None
         skip = set(skip_ids)
         fetched = await store_call(
             self.store,
             self.store.newest,
             store,
-            speaker,
+            select,
             None if cutoff is None else cutoff + 1e-6,
             limit + len(skip) + 1,
         )
@@ -298,14 +385,7 @@ class MemoryService:
             next_skip = [m.key for m in page if abs(m.created_at - last) <= TIE]
             if cutoff is not None and abs(cutoff - last) <= TIE:
                 next_skip = [*skip_ids, *next_skip]
-        chunks = [{"id": m.key, "memory_id": m.key, "content": m.text} for m in page]
-        return {
-            "memories": [memory_json(m) for m in page],
-            "chunks": chunks,
-            "points_to_delete": [c["id"] for c in chunks],
-            "next_before": next_before,
-            "next_skip_ids": next_skip,
-        }
+        return page, {"next_before": next_before, "next_skip_ids": next_skip}
 
     async def speaker_counts(self, store: PersonId, names: list[str]) -> dict[str, int]:
         person = store

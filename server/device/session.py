@@ -93,6 +93,8 @@ class SessionServices:
     end_hooks: list[SessionEndHook] = field(default_factory=list)
     resolve_person: PersonResolver = own_person
     voice: VoiceServices | None = None  # None: text turns only (listen detect)
+    # the token announced with vision_url: minted for the session's device (server.vision)
+    vision_token: Callable[[DeviceCredentials], str] = lambda creds: "unsupported"
 
 
 class DeviceSession:
@@ -406,7 +408,7 @@ class DeviceSession:
             call_timeout_s=self.settings.tool_call_timeout_s,
         )
         try:
-            await self.mcp.start(self.services.vision_url, "unsupported")
+            await self.mcp.start(self.services.vision_url, self.services.vision_token(self.creds))
         except McpCallError as exc:
             self.log.warning("mcp.handshake_failed", error=str(exc))
 
