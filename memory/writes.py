@@ -128,8 +128,9 @@ class MemoryWriter:
     ) -> Stored | Duplicate:
         """Under ``locked(person)``: the duplicate check on meaning, then a new memory with
         default tags, marked for tagging. ``memory_id`` makes a re-run write the same point."""
-        search = Search(vector, 1, threshold=self.duplicate_threshold)
-        [hits] = await search_async(self.store, person, [search], now)
+        search = Search(vector, 3, threshold=self.duplicate_threshold)
+        [found] = await search_async(self.store, person, [search], now)
+        hits = [h for h in found if h.memory.photo is None]  # a photo never stands for a fact
         if hits:
             return Duplicate(hits[0].memory, hits[0].score)
         memory = Memory(

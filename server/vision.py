@@ -16,6 +16,7 @@ server's shape), or ``{"success": false, "message": "…"}`` with 400/401/413/41
 
 from __future__ import annotations
 
+import base64
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 import structlog
 from redis.exceptions import RedisError
 from starlette.datastructures import Headers, UploadFile
+from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
@@ -37,9 +39,12 @@ from providers.errors import ProviderError
 from providers.vision import VisionModel
 from server import metrics
 from server.auth import (
+    MAC_PATTERN,
     AuthError,
     AuthFailure,
+    ClientId,
     DeviceCredentials,
+    DeviceId,
     TokenAuthority,
     credentials_from_request,
 )
@@ -69,9 +74,37 @@ class VisionServices:
 
 
 def vision_token(authority: TokenAuthority, creds: DeviceCredentials, now: float) -> str:
-    """The token a session announces in ``capabilities.vision``: a device token for exactly
-    this Device-Id and Client-Id (the same HMAC the OTA endpoint mints)."""
-    return authority.mint(creds.device_id, creds.client_id, now)
+    """The token a session announces in ``capabilities.vision``: the device's identity, then a
+    device token for exactly that Device-Id and Client-Id (the HMAC the OTA endpoint mints).
+    Stock firmware also sends Device-Id and Client-Id headers (they must match); clients that
+    send only the bearer (xiaozhi-sdk) are identified by the token itself."""
+    ident = f"{creds.device_id}|{creds.client_id}".encode()
+    prefix = base64.urlsafe_b64encode(ident).rstrip(b"=").decode()
+    return f"{prefix}.{authority.mint(creds.device_id, creds.client_id, now)}"
+
+
+def vision_credentials(path: str, headers: Headers) -> DeviceCredentials:
+    """Who sent a photo: the identity inside the bearer token, checked against the Device-Id and
+    Client-Id headers when they are sent. Raises ``AuthError``; the signature is checked by the
+    caller (``TokenAuthority.verify``)."""
+    bearer = headers.get("authorization", "")
+    token = bearer.split(" ", 1)[1].strip() if " " in bearer else bearer.strip()
+    if not token:
+        raise AuthError(AuthFailure.MISSING_TOKEN)
+    prefix, _, rest = token.partition(".")
+    try:
+        ident = base64.urlsafe_b64decode(prefix + "=" * (-len(prefix) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        raise AuthError(AuthFailure.MALFORMED_TOKEN) from None
+    device, sep, client = ident.partition("|")
+    if not sep or not rest or not MAC_PATTERN.match(device) or not client:
+        raise AuthError(AuthFailure.MALFORMED_TOKEN)
+    sent = {k: headers[k] for k in ("device-id", "client-id") if k in headers}
+    if sent:
+        named = credentials_from_request(path, sent | {"authorization": f"Bearer {rest}"})
+        if (named.device_id, named.client_id) != (device, client):
+            raise AuthError(AuthFailure.BAD_SIGNATURE)
+    return DeviceCredentials(DeviceId(device), ClientId(client), rest, 1)
 
 
 def refusal(status: int, message: str) -> JSONResponse:
@@ -82,7 +115,7 @@ async def authenticate(services: VisionServices, scope: Scope) -> Response | Non
     """Device credentials on the headers alone (before any body is read); None: let it in."""
     headers = Headers(scope=scope)
     try:
-        creds = credentials_from_request(str(scope["path"]), dict(headers.items()))
+        creds = vision_credentials(str(scope["path"]), headers)
         services.authority.verify(creds, services.wall_clock())
         if services.approvals is not None and not await services.approvals.is_approved(
             creds.device_id, creds.client_id
@@ -100,7 +133,7 @@ async def authenticate(services: VisionServices, scope: Scope) -> Response | Non
 
 def vision_routes(services: VisionServices) -> list[Route]:
     async def explain(request: Request) -> Response:
-        creds = credentials_from_request(request.url.path, dict(request.headers.items()))
+        creds = vision_credentials(request.url.path, request.headers)  # checked before the body
         try:
             async with request.form(max_files=1, max_fields=8) as form:
                 upload = form.get("file") or form.get("image")
@@ -108,8 +141,9 @@ def vision_routes(services: VisionServices) -> list[Route]:
                 if not isinstance(upload, UploadFile):
                     return refusal(400, "the photo is missing: send it as the 'file' part")
                 data = await upload.read(services.settings.max_image_bytes + 1)
-        except (MultiPartException, ClientDisconnect) as exc:
-            return refusal(400, f"send multipart/form-data with 'question' and 'file': {exc}")
+        except (MultiPartException, HTTPException, ClientDisconnect) as exc:
+            detail = getattr(exc, "detail", None) or getattr(exc, "message", None) or str(exc)
+            return refusal(400, f"send multipart/form-data with 'question' and 'file': {detail}")
         if len(data) > services.settings.max_image_bytes:
             limit = services.settings.max_image_bytes
             return refusal(413, f"photos are at most {limit} bytes")

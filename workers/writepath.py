@@ -271,7 +271,8 @@ class WritePath:
         candidates: dict[str, Memory] = {}
         for hits in found:
             for hit in hits:
-                candidates.setdefault(hit.memory.key, hit.memory)
+                if hit.memory.photo is None:  # a photo's description is not the model's to edit
+                    candidates.setdefault(hit.memory.key, hit.memory)
         shown = list(candidates.values())
         ops = await mem0_stages.merge(self.llm, [m.text for m in shown], facts)
         outcome.llm_calls += 1

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from typing import Any
 
+from starlette.datastructures import Headers
 from xiaozhi_sdk import XiaoZhiWebsocket
 
+from server.vision import VISION_PATH, vision_credentials
 from tests.conftest import RunningHearth, RunningHttp
 from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
@@ -56,3 +59,9 @@ async def test_xiaozhi_sdk_completes_ota_hello_mcp_and_a_text_turn(
     assert "".join(sentences) == "你好呀，我在呢。有什么可以帮你？"
     assert len(sdk.output_audio_queue) > 0  # our Opus decoded by the SDK's own decoder
     assert device_info.get("version") == "0.0.1"  # the SDK's MCP server answered initialize
+    # the vision URL and token our initialize announced: the token names this device and
+    # carries a valid device signature (the vision endpoint accepts it: tests/server/test_vision)
+    assert sdk.explain_url.endswith(VISION_PATH)
+    announced = vision_credentials(VISION_PATH, Headers({"authorization": sdk.explain_token}))
+    assert (announced.device_id, announced.client_id) == (MAC, client_id)
+    hearth.authority.verify(announced, time.time())
