@@ -4,13 +4,19 @@ loopback — real Redis, real Qdrant Edge, the real embedder; not a mock. Sync a
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from hearth_memory import AsyncClient, Client, NotFound, derived_key
 from hearth_memory.errors import Conflict, InvalidRequest
 from redis.asyncio import Redis
 
+from memory.photos import PhotoFiles
 from memory.registry import ApiKeys
+from memory.schema import PersonId, Photo
+from memory.writes import MemoryWriter, NoTagging
+from providers.embedder import UseEmbedder
+from server.vision import photo_text
 from tests.server.api.conftest import Api
 
 
@@ -83,6 +89,47 @@ async def test_the_async_client_and_its_cursor(api: Api, key: str) -> None:
     assert said[0]["content"] == "Carol 周末去爬山" and len(said) == 3  # newest first
     assert queued["status"] == "queued" and outcome["status"] == "queued"  # no worker here
     assert removed["status"] == "removed"
+
+
+async def _photos(api: Api, embedder: UseEmbedder, root: Path, count: int) -> list[bytes]:
+    """Image memories as the vision endpoint keeps them (tests/server/test_vision sends real
+    firmware requests; here only the API side is under test)."""
+    photos = PhotoFiles(root)
+    writer = MemoryWriter(embedder, api.store, api.redis, NoTagging(), 0.72)
+    kept = []
+    for n in range(count):
+        data = b"\xff\xd8\xff" + bytes([n]) * 64
+        saved = photos.save(PersonId("alice"), data)
+        photo = Photo(f"问题{n}", f"照片{n}：桌上的水杯", saved.name, saved.content_type, len(data))
+        await writer.keep_photo(PersonId("alice"), photo_text(photo.question, photo.answer), photo)
+        kept.append(data)
+    return kept
+
+
+def _sync_images(base_url: str, key: str) -> tuple[list[dict[str, object]], bytes, list[object]]:
+    with Client(base_url, key) as memory:
+        listed = list(memory.images("alice", page=2))
+        data = memory.image_file("alice", str(listed[0]["id"]))
+        memory.delete_image("alice", str(listed[0]["id"]))
+        after = list(memory.images("alice"))
+    return listed, data, after
+
+
+async def test_images_list_across_pages_fetch_and_delete(
+    api: Api, key: str, embedder: UseEmbedder, tmp_path: Path
+) -> None:
+    kept = await _photos(api, embedder, tmp_path / "photos", 3)  # the API's vision.photo_dir
+    listed, data, after = await asyncio.to_thread(_sync_images, api.base_url, key)
+    assert len(listed) == 3 and len({i["id"] for i in listed}) == 3
+    assert data in kept and len(after) == 2
+    async with AsyncClient(api.base_url, key) as memory:
+        seen = [i async for i in memory.images("alice", page=1)]
+        assert await memory.image_file("alice", str(seen[0]["id"])) in kept
+        # the same delete again under its derived key is replayed; under a new key it is a 404
+        replayed = await memory.delete_image("alice", str(listed[0]["id"]))
+        assert replayed["status"] == "deleted"
+        with pytest.raises(NotFound):
+            await memory.delete_image("alice", str(listed[0]["id"]), key="a-second-attempt")
 
 
 def test_derived_keys_follow_what_is_written() -> None:

@@ -55,6 +55,15 @@ class _Calls:
         return {"user_id": store,
                 "items": [{"content": c, **_metadata(s)} for c, s in items]}  # fmt: skip
 
+    @staticmethod
+    def next_page(body: Json, answer: Json) -> Json | None:
+        """The request for the page after ``answer`` (None: that was the last): the cursor goes
+        back as ``next_before`` + ``next_skip_ids`` (memories may share a timestamp)."""
+        if answer.get("next_before") is None:
+            return None
+        return {**body, "next_before": answer["next_before"],
+                "next_skip_ids": answer["next_skip_ids"]}  # fmt: skip
+
 
 class Client:
     """Synchronous client: ``Client(base_url, api_key)``; use as a context manager or close()."""
@@ -138,14 +147,15 @@ class Client:
 
     def by_speaker(self, store: str, speaker: str, *, page: int = 50) -> Iterator[Json]:
         """Every memory the speaker said, newest first, across pages (the cursor handled)."""
-        body: Json = {"user_id": store, "speaker": speaker, "limit": page}
-        while True:
-            answer = self._call("POST", "/by-speaker", body)
-            yield from answer["memories"]
-            if answer.get("next_before") is None:
-                return
-            body = {**body, "next_before": answer["next_before"],
-                    "next_skip_ids": answer["next_skip_ids"]}  # fmt: skip
+        yield from self._pages("/by-speaker", {"user_id": store, "speaker": speaker,
+                                               "limit": page}, "memories")  # fmt: skip
+
+    def _pages(self, path: str, first: Json, field: str) -> Iterator[Json]:
+        body: Json | None = first
+        while body is not None:
+            answer = self._call("POST", path, body)
+            yield from answer[field]
+            body = _Calls.next_page(body, answer)
 
     def supersede(self, store: str, memory_id: str, content: str, *,
                   key: str | None = None) -> Json:  # fmt: skip
@@ -160,6 +170,23 @@ class Client:
 
     def expand(self, store: str, memory_id: str) -> Json:
         return self._call("POST", "/expand", {"user_id": store, "memory_id": memory_id})
+
+    # ---- images (photos camera boards sent) ------------------------------------------------
+
+    def images(self, store: str, *, page: int = 20) -> Iterator[Json]:
+        """Every image memory of the store, newest first, across pages."""
+        yield from self._pages("/images", {"user_id": store, "limit": page}, "images")
+
+    def image_file(self, store: str, image_id: str) -> bytes:
+        """The photo itself (its content type is the image's ``content_type``)."""
+        answer = self._http.get(f"{PREFIX}/images/{image_id}/file", params={"user_id": store})
+        if not answer.is_success:
+            raise from_answer(answer.status_code, _json(answer))
+        return answer.content
+
+    def delete_image(self, store: str, image_id: str, *, key: str | None = None) -> Json:
+        body = {"user_id": store, "image_id": image_id}
+        return self._call("DELETE", "/image", body, write=True, key=key)
 
 
 class AsyncClient:
@@ -240,15 +267,17 @@ class AsyncClient:
         return await self._call("POST", "/search", body)
 
     async def by_speaker(self, store: str, speaker: str, *, page: int = 50) -> AsyncIterator[Json]:
-        body: Json = {"user_id": store, "speaker": speaker, "limit": page}
-        while True:
-            answer = await self._call("POST", "/by-speaker", body)
-            for memory in answer["memories"]:
-                yield memory
-            if answer.get("next_before") is None:
-                return
-            body = {**body, "next_before": answer["next_before"],
-                    "next_skip_ids": answer["next_skip_ids"]}  # fmt: skip
+        first: Json = {"user_id": store, "speaker": speaker, "limit": page}
+        async for memory in self._pages("/by-speaker", first, "memories"):
+            yield memory
+
+    async def _pages(self, path: str, first: Json, field: str) -> AsyncIterator[Json]:
+        body: Json | None = first
+        while body is not None:
+            answer = await self._call("POST", path, body)
+            for item in answer[field]:
+                yield item
+            body = _Calls.next_page(body, answer)
 
     async def supersede(self, store: str, memory_id: str, content: str, *,
                         key: str | None = None) -> Json:  # fmt: skip
@@ -263,6 +292,21 @@ class AsyncClient:
 
     async def expand(self, store: str, memory_id: str) -> Json:
         return await self._call("POST", "/expand", {"user_id": store, "memory_id": memory_id})
+
+    async def images(self, store: str, *, page: int = 20) -> AsyncIterator[Json]:
+        async for image in self._pages("/images", {"user_id": store, "limit": page}, "images"):
+            yield image
+
+    async def image_file(self, store: str, image_id: str) -> bytes:
+        answer = await self._http.get(f"{PREFIX}/images/{image_id}/file",
+                                      params={"user_id": store})  # fmt: skip
+        if not answer.is_success:
+            raise from_answer(answer.status_code, _json(answer))
+        return answer.content
+
+    async def delete_image(self, store: str, image_id: str, *, key: str | None = None) -> Json:
+        body = {"user_id": store, "image_id": image_id}
+        return await self._call("DELETE", "/image", body, write=True, key=key)
 
 
 def _json(answer: httpx.Response) -> Any:

@@ -12,6 +12,7 @@ import httpx
 import pytest
 from redis.asyncio import Redis
 
+from memory.photos import PhotoFiles
 from memory.registry import ApiKeys, Speakers
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
@@ -58,7 +59,8 @@ async def serve_api(
 ) -> AsyncIterator[tuple[str, EdgeMemoryStore]]:
     settings = make_settings(tmp_path, api=api) if api else make_settings(tmp_path)
     store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
-    service = MemoryService(embedder, store, Speakers(redis), settings.api)
+    photos = PhotoFiles(settings.resolve(settings.vision.photo_dir))
+    service = MemoryService(embedder, store, Speakers(redis), settings.api, photos=photos)
     app = build_api(ApiContext(redis, service, settings.api))
     try:
         async with serving(app) as url:
