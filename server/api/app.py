@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from server.api import errors
-from server.api.deps import KEY_REQUIRED, ApiContext, sunset
+from server.api.deps import KEY_REQUIRED, ApiContext, Replayed, replayed_response, sunset
 from server.api.errors import ApiError, ErrorType
 from server.api.routes import images, memories, models, speakers, stores
 from server.body_guard import Authenticate, BodyGuard
@@ -86,6 +86,10 @@ def _api(ctx: ApiContext) -> FastAPI:
         response: Response = await call_next(request)
         response.headers.update(sunset(request))
         return response
+
+    @app.exception_handler(Replayed)
+    async def replayed(request: Request, exc: Replayed) -> Response:
+        return replayed_response(request, exc)
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> Response:

@@ -96,6 +96,36 @@ async def store_of(ctx: ApiContext, key: ApiKey, raw: str) -> PersonId:
     return store
 
 
+class Replayed(Exception):
+    """A repeated write's first answer, found before the route ran (``replay_first``)."""
+
+    def __init__(self, outcome: Outcome) -> None:
+        super().__init__("replayed")
+        self.outcome = outcome
+
+
+def replayed_response(request: Request, exc: Replayed) -> Response:
+    headers = {**sunset(request), REPLAYED_HEADER: "true"}
+    return JSONResponse(exc.outcome.body, status_code=exc.outcome.status, headers=headers)
+
+
+async def replay_first(request: Request, key: Caller, ctx: Ctx) -> None:
+    """Every write route depends on this (``WRITE``): a repeat under a settled Idempotency-Key
+    is answered before the route checks anything — so repeating a delete replays its 2xx
+    instead of a 404 for what the first request deleted, and a reused key with another body is
+    a 422 whatever that body names."""
+    idem_key = request.headers.get("idempotency-key")
+    if idem_key is None:
+        return
+    print_ = fingerprint(request.method, request.url.path, await request.body())
+    outcome = await ctx.idempotency.settled(key.id, idem_key, print_)
+    if outcome is not None:
+        raise Replayed(outcome)
+
+
+WRITE = [Depends(replay_first)]  # the dependencies of every route that writes
+
+
 async def answer(
     ctx: ApiContext, request: Request, key: ApiKey, attempt: Attempt, status: int = 200
 ) -> Response:

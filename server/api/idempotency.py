@@ -110,6 +110,16 @@ class Idempotency:
             await self.redis.delete(slot)
         return outcome, False
 
+    async def settled(self, scope: str, key: str, print_: str) -> Outcome | None:
+        """What a repeat gets before anything else is checked: the first answer (replayed),
+        409 / 422 as ``run`` would raise them, or None when this key has no record yet. Routes
+        call this first, so a repeat of a delete replays its 2xx instead of answering 404 for
+        what the first request deleted."""
+        if not key or len(key) > MAX_KEY_CHARS:
+            return None  # ``run`` gives the 400
+        raw = await self.redis.get(keys.idempotency(scope, key))
+        return None if raw is None else self._existing(raw, print_)
+
     async def _keep(self, slot: str, record: dict[str, Any]) -> None:
         await self.redis.set(slot, orjson.dumps(record), keepttl=True)
 

@@ -11,7 +11,7 @@ from fastapi.responses import Response
 
 from memory.identity import DEFAULT_STORE
 from server.api.bodies import DeleteImageBody, ImagesBody
-from server.api.deps import PREFIX, Caller, Ctx, answer, read, store_of, sunset
+from server.api.deps import PREFIX, WRITE, Caller, Ctx, answer, read, store_of, sunset
 
 router = APIRouter()
 
@@ -33,7 +33,9 @@ async def image_file(
     return Response(data, media_type=content_type, headers=headers)
 
 
-@router.delete(f"{PREFIX}/image", summary="Remove one image memory and its photo")
+@router.delete(
+    f"{PREFIX}/image", summary="Remove one image memory and its photo", dependencies=WRITE
+)
 async def delete_image(request: Request, body: DeleteImageBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
     image_id = str(body.image_id)

@@ -18,13 +18,13 @@ from server.api.bodies import (
     StoreTurnBody,
     SupersedeBody,
 )
-from server.api.deps import PREFIX, Caller, Ctx, answer, read, store_of
+from server.api.deps import PREFIX, WRITE, Caller, Ctx, answer, read, store_of
 from server.api.names import speaker_name
 
 router = APIRouter()
 
 
-@router.post(f"{PREFIX}/store", summary="Store one memory")
+@router.post(f"{PREFIX}/store", summary="Store one memory", dependencies=WRITE)
 async def store(request: Request, body: StoreBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
     speaker = _speaker(body.metadata)
@@ -39,14 +39,22 @@ def _speaker(metadata: StoreMetadata | None) -> str | None:
     return speaker_name(raw) if raw is not None else None
 
 
-@router.post(f"{PREFIX}/bulk-store", summary="Store up to 100 memories, each with its own status")
+@router.post(
+    f"{PREFIX}/bulk-store",
+    summary="Store up to 100 memories, each with its own status",
+    dependencies=WRITE,
+)
 async def bulk_store(request: Request, body: BulkStoreBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
     items = [(i.content, i.metadata.speaker if i.metadata else None) for i in body.items]
     return await answer(ctx, request, key, lambda t: ctx.service.bulk_store(user, items, t))
 
 
-@router.post(f"{PREFIX}/store-turn", summary="Remember one exchange (extraction + merge, async)")
+@router.post(
+    f"{PREFIX}/store-turn",
+    summary="Remember one exchange (extraction + merge, async)",
+    dependencies=WRITE,
+)
 async def store_turn(request: Request, body: StoreTurnBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
     speaker = _speaker(body.metadata)
@@ -92,7 +100,11 @@ async def by_speaker(request: Request, body: BySpeakerBody, key: Caller, ctx: Ct
     return await read(request, found)
 
 
-@router.post(f"{PREFIX}/supersede", summary="Replace a memory's text (old text kept in history)")
+@router.post(
+    f"{PREFIX}/supersede",
+    summary="Replace a memory's text (old text kept in history)",
+    dependencies=WRITE,
+)
 async def supersede(request: Request, body: SupersedeBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
     return await answer(
@@ -103,7 +115,9 @@ async def supersede(request: Request, body: SupersedeBody, key: Caller, ctx: Ctx
     )
 
 
-@router.post(f"{PREFIX}/forget", summary="Forget one memory, or every memory of a store")
+@router.post(
+    f"{PREFIX}/forget", summary="Forget one memory, or every memory of a store", dependencies=WRITE
+)
 async def forget(request: Request, body: ForgetBody, key: Caller, ctx: Ctx) -> Response:
     user = await store_of(ctx, key, body.user_id)
     if (body.memory_id is None) == (not body.all):

@@ -9,14 +9,14 @@ from fastapi.responses import Response
 
 from server.api import errors
 from server.api.bodies import SpeakerBody
-from server.api.deps import PREFIX, Caller, Ctx, answer, body_user_id, read, store_of
+from server.api.deps import PREFIX, WRITE, Caller, Ctx, answer, body_user_id, read, store_of
 from server.api.idempotency import WriteTracker
 from server.api.names import registrable
 
 router = APIRouter()
 
 
-@router.post(f"{PREFIX}/speakers", summary="Register a speaker")
+@router.post(f"{PREFIX}/speakers", summary="Register a speaker", dependencies=WRITE)
 async def add_speaker(request: Request, body: SpeakerBody, key: Caller, ctx: Ctx) -> Response:
     store = await store_of(ctx, key, body.user_id)
     name = registrable(body.speaker)
@@ -60,7 +60,11 @@ async def list_speakers(
     )
 
 
-@router.delete(f"{PREFIX}/speakers", summary="Unregister a speaker (memories stay, tag goes)")
+@router.delete(
+    f"{PREFIX}/speakers",
+    summary="Unregister a speaker (memories stay, tag goes)",
+    dependencies=WRITE,
+)
 async def remove_speaker(request: Request, body: SpeakerBody, key: Caller, ctx: Ctx) -> Response:
     store = await store_of(ctx, key, body.user_id)
     name = registrable(body.speaker)

@@ -9,7 +9,7 @@ from fastapi.responses import Response
 
 from server.api import errors
 from server.api.bodies import CollectionBody
-from server.api.deps import PREFIX, Caller, Ctx, answer, read, store_of
+from server.api.deps import PREFIX, WRITE, Caller, Ctx, answer, read, store_of
 from server.api.errors import ApiError, ErrorType
 from server.api.idempotency import WriteTracker
 from server.api.names import store_id
@@ -17,7 +17,7 @@ from server.api.names import store_id
 router = APIRouter()
 
 
-@router.post(f"{PREFIX}/collection", summary="Create a store")
+@router.post(f"{PREFIX}/collection", summary="Create a store", dependencies=WRITE)
 async def create_collection(
     request: Request, body: CollectionBody, key: Caller, ctx: Ctx
 ) -> Response:
@@ -44,7 +44,9 @@ async def list_collections(request: Request, key: Caller, ctx: Ctx) -> Response:
     return await read(request, {"collections": listed, "count": len(listed)})
 
 
-@router.delete(f"{PREFIX}/collection", summary="Delete a store, its memories and speakers")
+@router.delete(
+    f"{PREFIX}/collection", summary="Delete a store, its memories and speakers", dependencies=WRITE
+)
 async def delete_collection(
     request: Request, body: CollectionBody, key: Caller, ctx: Ctx
 ) -> Response:
