@@ -508,7 +508,8 @@ def _console_server(
 
     key = secret_value(None, settings.data_dir, "console_key").encode()
     ctx = ConsoleContext(redis, memory, SessionSigner(key, settings.console.session_ttl_s),
-                         authority_for(settings), settings.console.secure_cookie)  # fmt: skip
+                         authority_for(settings), settings.console.secure_cookie,
+                         photo_files(settings))  # fmt: skip
     config = http_config(build_console(ctx), settings, settings.console.port)
     log.info("console.listening", url=f"http://{settings.server.host}:{settings.console.port}/")
     return [_QuietServer(config)]

@@ -23,18 +23,12 @@ from providers.embedder import Embedder, embed_async
 from server.api import errors
 from server.api.errors import ApiError
 from server.api.idempotency import WriteTracker
-from server.api.turns import archived_session, queue_turn, turn_outcome
+from server.api.turns import queue_turn, turn_outcome
+from server.memory.origins import iso, origin_of
 
 log = structlog.get_logger(__name__)
 SOURCE = "api"
-PASSAGE_LIMIT = 200  # utterances of a session /expand shows
 TIE = 5e-7  # timestamps are kept to the microsecond
-
-
-def iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return dt.datetime.fromtimestamp(ts, dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def parse_iso(raw: str) -> float:
@@ -165,29 +159,8 @@ class MemoryService:
         """Why Hearth remembers this: the conversation it was extracted from (who said what,
         when — from the archived transcript), or the call that stored it."""
         memory = await self._one(store, memory_id)
-        body: dict[str, Any] = {"memory": memory_json(memory)}
-        if memory.photo is not None:
-            body["origin"] = {"kind": "photo", "source": memory.source,
-                              "device": memory.photo.device, "question": memory.photo.question,
-                              "answer": memory.photo.answer, "taken_at": iso(memory.created_at),
-                              "image_id": memory.key}  # fmt: skip
-            return body
-        if memory.origin is None:
-            first = memory.history[0][0] if memory.history else memory.text
-            body["origin"] = {"kind": "call", "source": memory.source, "speaker": memory.speaker,
-                              "stored_at": iso(memory.created_at), "text": first}  # fmt: skip
-            return body
-        record = await archived_session(self.speakers.redis, store, memory.origin)
-        said = [] if record is None else [
-            {"role": u.get("role"), "speaker": u.get("speaker"), "text": u.get("text"),
-             "at": iso(u["at"]) if isinstance(u.get("at"), int | float) else None}
-            for u in record.get("transcript", [])[:PASSAGE_LIMIT] if isinstance(u, dict)
-        ]  # fmt: skip
-        body["origin"] = {"kind": "session", "session_id": memory.origin,
-                          "source": memory.source, "passage": said}  # fmt: skip
-        if record is None:
-            body["origin"]["note"] = "the session's transcript is no longer archived"
-        return body
+        return {"memory": memory_json(memory),
+                "origin": await origin_of(self.speakers.redis, memory)}  # fmt: skip
 
     async def bulk_store(
         self, store: PersonId, items: list[tuple[str, str | None]], tracker: WriteTracker

@@ -1,4 +1,4 @@
-"""``POST /store-turn``, ``GET /turns/{id}``, and the archived sessions ``/expand`` reads.
+"""``POST /store-turn`` and ``GET /turns/{id}``.
 
 One exchange goes through the same two-stage extraction and merge as a device session —
 asynchronously, as a write-path job — and its outcome can be read back: which memories it
@@ -14,11 +14,9 @@ import time
 import uuid
 from typing import Any
 
-import orjson
 from arq.jobs import Job, JobStatus
 from redis.asyncio import Redis
 
-from config import keys
 from config.keys import QUEUE
 from memory.identity import ME
 from memory.schema import PersonId
@@ -67,15 +65,3 @@ async def turn_outcome(redis: Redis, store: PersonId, turn_id: str) -> dict[str,
     memories += [{"text": t, "status": "duplicate"} for t in outcome.get("duplicates", [])]
     return {"turn_id": turn_id, "status": "done", "facts": outcome.get("facts", 0),
             "memories": memories}  # fmt: skip
-
-
-async def archived_session(redis: Redis, store: PersonId, session_id: str) -> dict[str, Any] | None:
-    """The archived transcript of one of the store's sessions (newest 1,000 are kept)."""
-    for raw in await redis.lrange(keys.transcripts(store), 0, -1):
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and record.get("session_id") == session_id:
-            return record
-    return None

@@ -24,7 +24,15 @@ from server.console.pages.admin import (
     admin_mcp_token,
 )
 from server.console.pages.auth import login, logout
-from server.console.pages.memories import confirm_delete, delete, jobs, memories, speakers
+from server.console.pages.memories import (
+    confirm_delete,
+    delete,
+    jobs,
+    memories,
+    photo,
+    speakers,
+    why,
+)
 from server.console.views import ConsoleContext
 
 __all__ = ["ConsoleContext", "build_console"]
@@ -42,6 +50,8 @@ def build_console(ctx: ConsoleContext) -> ASGIApp:
             Route("/", memories),
             Route("/memories/delete/confirm", confirm_delete, methods=["POST"]),
             Route("/memories/delete", delete, methods=["POST"]),
+            Route("/memories/{memory_id:uuid}/why", why),
+            Route("/memories/{memory_id:uuid}/photo", photo),
             Route("/speakers", speakers),
             Route("/jobs", jobs),
             Route("/admin", admin),

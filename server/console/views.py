@@ -17,6 +17,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.templating import Jinja2Templates
 
 from config import keys
+from memory.photos import PhotoFiles
 from memory.schema import Memory
 from server.auth import TokenAuthority
 from server.console.accounts import Account, Accounts
@@ -35,6 +36,7 @@ class ConsoleContext:
     signer: SessionSigner
     authority: TokenAuthority
     secure_cookie: bool = False
+    photos: PhotoFiles | None = None  # where image memories keep their photos
 
     @property
     def accounts(self) -> Accounts:
@@ -48,7 +50,7 @@ def when(ts: float | None) -> str:
 def row(memory: Memory, score: float | None = None) -> dict[str, Any]:
     return {"id": memory.key, "text": memory.text, "cls": memory.cls.value,
             "subject": memory.subject, "speaker": memory.speaker, "source": memory.source,
-            "created": when(memory.created_at),
+            "created": when(memory.created_at), "photo": memory.photo is not None,
             "score": f"{score:.2f}" if score is not None else ""}  # fmt: skip
 
 

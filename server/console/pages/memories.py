@@ -24,6 +24,7 @@ from server.console.views import (
     viewer,
     when,
 )
+from server.memory.origins import origin_of
 
 log = structlog.get_logger(__name__)
 
@@ -96,10 +97,42 @@ async def delete(request: Request) -> Response:
         async with holding_person(ctx.redis, account.person, wait_s=30):
             await store_call(ctx.memory.store, ctx.memory.store.delete, account.person,
                              [m.key for m in doomed])  # fmt: skip
+        for memory in doomed:  # an image memory's photo goes with it
+            if memory.photo is not None and ctx.photos is not None:
+                ctx.photos.delete(account.person, memory.photo.file)
     log.info("console.deleted", user=account.name, person=account.person,
              memories=[m.text for m in doomed])  # fmt: skip
     return page(request, "message.html", title="已删除", account=account, csrf=session.csrf,
                 message=f"已删除 {len(doomed)} 条记忆。")  # fmt: skip
+
+
+@viewer
+async def why(request: Request, account: Account, session: Session) -> Response:
+    """Why Hearth remembers this memory: the conversation it came from, the photo, or the call
+    that stored it (the same answer as the API's ``/expand``). Only the account's own."""
+    ctx = context(request)
+    found = await store_call(ctx.memory.store, ctx.memory.store.get, account.person,
+                             [MemoryId(str(request.path_params["memory_id"]))])  # fmt: skip
+    if not found:
+        return page(request, "message.html", 404, title="没有这条记忆", account=account,
+                    csrf=session.csrf, message="没有这条记忆（或它不属于你）。")  # fmt: skip
+    memory = found[0]
+    return page(request, "why.html", title="为什么记得", account=account, csrf=session.csrf,
+                memory=row(memory), origin=await origin_of(ctx.redis, memory))  # fmt: skip
+
+
+@viewer
+async def photo(request: Request, account: Account, session: Session) -> Response:
+    """An image memory's photo, for its own account only."""
+    ctx = context(request)
+    found = await store_call(ctx.memory.store, ctx.memory.store.get, account.person,
+                             [MemoryId(str(request.path_params["memory_id"]))])  # fmt: skip
+    kept = found[0].photo if found else None
+    data = ctx.photos.read(account.person, kept.file) if kept and ctx.photos else None
+    if kept is None or data is None:
+        return Response("no such photo", 404, media_type="text/plain")
+    return Response(data, media_type=kept.content_type,
+                    headers={"Cache-Control": "private, no-store"})  # fmt: skip
 
 
 @viewer

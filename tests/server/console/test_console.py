@@ -18,8 +18,10 @@ from redis.asyncio import Redis
 
 from config.settings import load_settings
 from memory.importer import import_file
-from memory.schema import PersonId
+from memory.photos import PhotoFiles
+from memory.schema import PersonId, Photo
 from memory.store import EdgeMemoryStore
+from memory.writes import Duplicate, MemoryWriter, NoTagging
 from providers.embedder import UseEmbedder
 from server.auth import TokenAuthority
 from server.console.accounts import MAX_FAILURES, Accounts, hash_password, password_matches
@@ -29,6 +31,8 @@ from server.memory.engine import MemoryEngine
 from server.memory.readpath import ReadPath
 from tests.memory.conftest import FIXTURES
 from tests.support.serving import serving
+from workers.contract import Said, SessionJob
+from workers.jobs import archive
 
 BROWSER = Path(__file__).resolve().parents[2] / "browser"
 PASSWORDS = {"zhang": "zhang-password-1", "li": "li-password-22", "admin": "admin-password-3"}
@@ -39,6 +43,7 @@ class Console:
     url: str
     engine: MemoryEngine
     redis: Redis
+    photos: PhotoFiles
 
 
 @pytest.fixture
@@ -51,10 +56,11 @@ async def console(tmp_path: Path, redis: Redis, embedder: UseEmbedder) -> AsyncI
     await accounts.create("zhang", PASSWORDS["zhang"], "zhang", admin=False)
     await accounts.create("li", PASSWORDS["li"], "li", admin=False)
     await accounts.create("admin", PASSWORDS["admin"], "zhang", admin=True)
+    photos = PhotoFiles(tmp_path / "photos")
     ctx = ConsoleContext(redis, engine, SessionSigner(b"k" * 32, 3600),
-                         TokenAuthority(b"t" * 32, 86400))  # fmt: skip
+                         TokenAuthority(b"t" * 32, 86400), photos=photos)  # fmt: skip
     async with serving(build_console(ctx)) as url:
-        yield Console(url, engine, redis)
+        yield Console(url, engine, redis, photos)
     store.close()
 
 
@@ -174,3 +180,51 @@ async def test_admins_mint_device_and_mcp_tokens(console: Console) -> None:
     assert identity is not None
     assert (identity.person, identity.endpoint, identity.source) == ("li", "device", "kitchen")
     assert re.search(r'<code id="secret">[^<]{20,}</code>', device.text)
+
+
+async def _signed_in(http: httpx.AsyncClient, name: str) -> None:
+    ok = await http.post("/login", data={"name": name, "password": PASSWORDS[name]})
+    assert ok.status_code == 303
+
+
+async def test_why_shows_the_conversation_the_photo_or_the_call(
+    console: Console, embedder: UseEmbedder
+) -> None:
+    """Issue 21, item 7: "why do you remember that?" in the console — the same answer as the
+    API's /expand, for the account's own memories only."""
+    zhang = PersonId("zhang")
+    said = [Said(role="user", text="我女儿下周三要去打疫苗", at=1000.0),
+            Said(role="assistant", text="好的，记住了。", at=1001.0)]  # fmt: skip
+    job = SessionJob(session_id="s-why", person=zhang, device_id="aa:bb:cc:dd:ee:01",
+                     transcript=said)  # fmt: skip
+    await archive(console.redis, job)
+    writer = MemoryWriter(embedder, console.engine.store, console.redis, NoTagging(), 0.9)
+    async with writer.locked(zhang):
+        from_session = await writer.add(zhang, "女儿下周三打疫苗", embedder.embed(["x"])[0],
+                                        source="device", speaker=None, now=1002.0,
+                                        origin="s-why")  # fmt: skip
+    assert not isinstance(from_session, Duplicate)
+    data = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+    saved = console.photos.save(zhang, data)
+    photo = Photo("这是什么药？", "一盒布洛芬", saved.name, saved.content_type, len(data))
+    kept = await writer.keep_photo(zhang, "一盒布洛芬（照片；问：这是什么药？）", photo)
+    page = await asyncio.to_thread(console.engine.store.scroll, zhang, None, 100)
+    imported = next(m for m in page.memories if "海鲜" in m.text)
+    async with httpx.AsyncClient(base_url=console.url) as http:
+        await _signed_in(http, "zhang")
+        listing = (await http.get("/")).text
+        session = (await http.get(f"/memories/{from_session.memory.key}/why")).text
+        shown = (await http.get(f"/memories/{kept.key}/why")).text
+        image = await http.get(f"/memories/{kept.key}/photo")
+        call = (await http.get(f"/memories/{imported.key}/why")).text
+    assert f"/memories/{kept.key}/why" in listing
+    assert "来自这段对话" in session and "我女儿下周三要去打疫苗" in session
+    assert "好的，记住了。" in session
+    assert "来自一张照片" in shown and "这是什么药？" in shown
+    assert image.status_code == 200 and image.content == data
+    assert image.headers["content-type"] == "image/png"
+    assert "由一次调用存入" in call and "import" in call
+    async with httpx.AsyncClient(base_url=console.url) as other:
+        await _signed_in(other, "li")
+        assert (await other.get(f"/memories/{kept.key}/why")).status_code == 404
+        assert (await other.get(f"/memories/{kept.key}/photo")).status_code == 404
