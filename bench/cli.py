@@ -103,6 +103,12 @@ def bench_e2e(
     ] = None,
     judge_model: Annotated[str, typer.Option()] = "judge",
     only: Annotated[str, typer.Option(help="comma-separated question ids")] = "",
+    kinds: Annotated[
+        str, typer.Option(help="comma-separated categories / rules (e.g. look,quiet,refusal)")
+    ] = "",
+    llm_judge: Annotated[
+        bool, typer.Option(help="also judge answers with a model (--no-llm-judge: rubric only)")
+    ] = True,
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
     timeout: Annotated[float, typer.Option(help="seconds per question")] = 180,
 ) -> None:
@@ -119,6 +125,7 @@ def bench_e2e(
         layers=chosen, llm_url=llm_url, judge_url=judge_url, judge_model=judge_model,
         judge_key=os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
         only=tuple(q.strip() for q in only.split(",") if q.strip()), timeout_s=timeout,
+        kinds=tuple(k.strip() for k in kinds.split(",") if k.strip()), llm_judge=llm_judge,
     )  # fmt: skip
     settings = settings_or_exit()
     run_async(lambda: run(settings, options))

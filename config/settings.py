@@ -164,6 +164,7 @@ class MemorySettings(_Section):
     relation_threshold: float = Field(ge=-1, le=1)
     lexical_limit: int = Field(ge=0, le=20)
     lexical_threshold: float = Field(ge=-1, le=1)
+    safety_lookup_limit: int = Field(ge=0, le=20)
     index_min_points: int = Field(ge=0)
 
 

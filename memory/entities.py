@@ -45,7 +45,7 @@ SYNONYMS: tuple[tuple[str, ...], ...] = (
 _GROUP = {word: group for group in SYNONYMS for word in group}
 # Words that mean "the whole family": every relation applies.
 FAMILY_WORDS: tuple[str, ...] = ("家里人", "家人", "全家", "一家人", "家里")
-_SELF_WORDS = frozenset({"我", "自己", "本人", "用户"})
+SELF_WORDS = frozenset({"我", "自己", "本人", "用户"})
 
 _NAME = r"([\u4e00-\u9fff]{2,4}|[A-Za-z][A-Za-z\-]{1,20})"
 _NAME_PATTERNS = (
@@ -74,7 +74,7 @@ def linked_to(question: str, subject: str | None, about: Iterable[str]) -> list[
     """What a memory links to the question: if the memory is about a name the question says
     (「女儿叫小橙子」, asked about 小橙子), every other name and relation word it is about,
     relation words with their synonyms (女儿 → 女儿, 闺女)."""
-    words = [w for w in (subject, *about) if w and w not in _SELF_WORDS]
+    words = [w for w in (subject, *about) if w and w not in SELF_WORDS]
     named = [w for w in words if w not in RELATIONS and len(w) >= 2 and w in question]
     if not named:
         return []
@@ -112,7 +112,7 @@ def entities_for(
     """What a memory is about, for indexing: its subject, names it introduces, known names and
     relation words it mentions."""
     found: list[str] = []
-    if subject and subject not in _SELF_WORDS:
+    if subject and subject not in SELF_WORDS:
         found.append(subject)
     found += names_in(text)
     found += [name for name in known_names if name in text]
@@ -139,6 +139,6 @@ def personally_anchored(question: str) -> bool:
 
 def mentions(question: str, subject: str | None, names: Iterable[str]) -> bool:
     """Does the question literally name what this memory is about?"""
-    if subject and subject not in _SELF_WORDS and subject in question:
+    if subject and subject not in SELF_WORDS and subject in question:
         return True
     return any(len(name) >= 2 and name in question for name in names)

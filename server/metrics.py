@@ -54,3 +54,7 @@ TURN_FAILURES = Counter(
 PHOTOS_NOT_KEPT = Counter(
     "hearth_photos_not_kept_total", "Photos answered but not kept as image memories (see log)"
 )
+MEMORY_UNAVAILABLE = Counter(
+    "hearth_turn_memory_unavailable_total",
+    "Turns answered without memory because the read path failed (the store down; see log)",
+)

@@ -38,6 +38,7 @@ from providers.vision import build_vision
 from server import metrics
 from server.auth import DeviceCredentials, TokenAuthority
 from server.body_guard import BodyGuard, plain_too_large
+from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
 from server.device.tools import ToolContext, ToolRegistry
@@ -199,7 +200,7 @@ async def device_stack(
     """The device-facing services, built from live engines (also used by tests and benches)."""
     tools = ToolRegistry()
     contributors: list[PromptContributor] = []
-    system_prompt = settings.llm.system_prompt
+    system_prompt = f"{settings.llm.system_prompt}\n\n{ACTION_RULES}"
     if memory is not None:
         tools.register(check_safety_tool(memory.embedder, memory.store))
         contributors.append(memory.read_path)

@@ -25,14 +25,14 @@ _RELATIVE = re.compile(r"\{d([+-]\d+)\}")
 
 MemoryCategory = Literal[
     "extraction", "temporal", "update", "multi_session", "implicit", "refusal", "noise",
-    "name_relation", "pet_nickname", "world_knowledge", "unanchored",
+    "name_relation", "pet_nickname", "world_knowledge", "unanchored", "action",
 ]  # fmt: skip
 Split = Literal["dev", "test"]
 SPLITS: tuple[Split, ...] = ("dev", "test")
 SafetyRule = Literal["surface", "look", "quiet"]
 MEMORY_CATEGORIES: tuple[MemoryCategory, ...] = (
     "extraction", "temporal", "update", "multi_session", "implicit", "refusal", "noise",
-    "name_relation", "pet_nickname", "world_knowledge", "unanchored",
+    "name_relation", "pet_nickname", "world_knowledge", "unanchored", "action",
 )  # fmt: skip
 SAFETY_RULES: tuple[SafetyRule, ...] = ("surface", "look", "quiet")
 
@@ -91,6 +91,8 @@ class Question(_Strict):
     answer: str = ""
     constraint: str | None = None  # safety: the constraint that applies (surface)
     mention: list[str] = Field(default_factory=list)  # safety: words that count as mentioning
+    must: list[str] = Field(default_factory=list)  # rubric: facts that must appear ("a|b")
+    must_not: list[str] = Field(default_factory=list)  # rubric: facts that must not appear
     kind: str = ""  # filled on load: the category or rule
     layer: Literal["memory", "safety"] = "memory"
 

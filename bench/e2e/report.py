@@ -14,7 +14,7 @@ from rich.table import Table
 from bench.e2e.data import MEMORY_CATEGORIES, SAFETY_RULES, SPLITS, split_of
 from bench.e2e.scoring import Result, Tally, summarize
 
-LAYERS = ("retrieval", "answer", "safety")
+LAYERS = ("retrieval", "answer", "rubric", "safety")
 KINDS = (*MEMORY_CATEGORIES, *SAFETY_RULES)
 
 
@@ -106,13 +106,15 @@ def html_report(results: list[Result], table: dict[str, dict[str, Tally]],
     )
     rows = []
     for r in results:
-        verdicts = (("retrieval", r.retrieval), ("answer", r.answer), ("safety", r.safety))
+        verdicts = (("retrieval", r.retrieval), ("answer", r.answer), ("rubric", r.rubric),
+                    ("safety", r.safety))  # fmt: skip
         marks = " ".join(f"<b>{k}</b>: {esc(str(v))}" for k, v in verdicts if v is not None)
         rows.append(
             f"<tr><td>{esc(r.id)}</td><td>{esc(r.kind)}</td><td>{esc(r.question)}</td>"
             f"<td>{esc(r.reply)}</td><td><pre>{esc(r.injected)}</pre></td>"
             f"<td>{esc(', '.join(r.tool_calls))}</td><td>{marks}<br><small>"
-            f"{esc(r.retrieval_detail)} {esc(r.safety_detail)} {esc(r.answer_reason)}"
+            f"{esc(r.retrieval_detail)} {esc(r.safety_detail)} {esc(r.answer_reason)} "
+            f"{esc(r.rubric_reason)}"
             f"</small></td></tr>"
         )
     settings = esc(orjson.dumps(meta, option=orjson.OPT_INDENT_2).decode())

@@ -31,6 +31,7 @@ from bench.e2e.instant_llm import instant_llm
 from bench.e2e.judge import Judge
 from bench.e2e.mem0_compare import mem0_retrieval
 from bench.e2e.report import terminal_table, write_run
+from bench.e2e.rubric import rubric_verdict
 from bench.e2e.scoring import Result, score
 from config.run_files import redis_url_file
 from config.settings import HearthSettings
@@ -52,6 +53,8 @@ class E2EOptions:
     judge_model: str = "judge"
     judge_key: str = ""
     only: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()  # only these categories / rules
+    llm_judge: bool = True  # False: the deterministic rubric only (no judge model calls)
     timeout_s: float = 180
     write_timeout_s: float = 1800
     snapshot_file: Path = SNAPSHOT_FILE
@@ -103,6 +106,8 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
     questions = load_questions(options.questions_file)
     if options.only:
         questions = [q for q in questions if q.id in options.only]
+    if options.kinds:
+        questions = [q for q in questions if q.kind in options.kinds]
     snapshot = load_snapshot(options.snapshot_file)
     today = dt.date.today()
     texts = snapshot.texts(today)
@@ -118,7 +123,8 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
             await hearth.prepare(snapshot.person, fixed)
             if options.fill == "replay":
                 console.print(f"replayed {await _replay(hearth, today, options)} sessions")
-            judge = _judge(options, hearth) if "answer" in options.layers else None
+            wants_judge = "answer" in options.layers and options.llm_judge
+            judge = _judge(options, hearth) if wants_judge else None
             columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                        TimeElapsedColumn())  # fmt: skip
             with Progress(*columns, console=console) as progress:
@@ -131,7 +137,9 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
         "name": options.name, "fill": options.fill, "overrides": options.overrides,
         "layers": list(options.layers), "llm": options.llm_url or "local",
         "llm_kind": "instant" if set(options.layers) == {"retrieval"} else "model",
-        "judge": options.judge_url or options.llm_url or "local", "date": today.isoformat(),
+        "judge": (options.judge_url or options.llm_url or "local") if options.llm_judge
+                 else "rubric only",
+        "date": today.isoformat(),
         "snapshot_sha256": hashlib.sha256(options.snapshot_file.read_bytes()).hexdigest()[:16],
         "questions": len(results), "seconds": round(time.time() - started, 1),
     }  # fmt: skip
@@ -169,6 +177,10 @@ async def _one(
         result.retrieval = None
     if "safety" not in options.layers:
         result.safety = None
+    if "answer" in options.layers and q.layer == "memory":
+        ruled = rubric_verdict(q, answer.reply)
+        if ruled is not None:
+            result.rubric, result.rubric_reason = ruled
     if judge is not None and q.layer == "memory":
         verdict = await judge.judge(q.kind, q.question, render_dates(q.answer, today), answer.reply)
         result.answer, result.answer_reason = verdict.verdict, verdict.reason

@@ -192,7 +192,13 @@ class Turn:
         from turn to turn, so a local llama.cpp server reuses its KV cache for that prefix."""
         blocks = []
         for contributor in self.services.contributors:
-            block = await contributor.prompt_block(text, self.context)
+            try:
+                block = await contributor.prompt_block(text, self.context)
+            except Exception as exc:  # the memory store down: answer without memory, never fail
+                log.error("turn.memory_unavailable", error=repr(exc), question=text)
+                metrics.MEMORY_UNAVAILABLE.inc()
+                self.context.trace.memory = {"error": repr(exc)[:500]}
+                continue
             if block:
                 blocks.append(block)
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []

@@ -7,7 +7,10 @@
    question (one if it is anchored in the household: ``memory.terms``); plus, when the
    question names a relation (女儿, 老婆, 家里人 → all), memories about that relation
    (``entity_limit``, ``relation_threshold``). Names in lexical hits do not start round 2's
-   name search (only what the question itself names links, below).
+   name search (only what the question itself names links, below). When the request touches a
+   safety topic (food, medicine, a purchase, an outing, a pet: ``server.memory.lookup``), the
+   same batch reads the person's safety constraints, and those of whoever the request is about
+   join the safety group (``safety_lookup_limit``) — Hearth looks before the model answers.
 3. Round 2, same-entity completion, both ways: proper names pulled out of round-1 hits
    (「女儿叫小橙子」 → 小橙子), and the relation words and other names of round-1 hits about a name
    the question says (asked about 小橙子: 女儿, 闺女, a nickname), select memories about them
@@ -21,7 +24,9 @@
    them — so expired memories still never use up the limit, within two round trips.
 5. Safety-class memories recalled by any round are promoted into the safety group (with its
    mandatory rule); the rest go to the related group.
-6. The injected text and each memory's group are logged.
+6. The block says what memory does not hold: a personal question with nothing recalled gets the
+   "no memory about this" marker, a looked-up request with no constraint in scope says so.
+7. The injected text and each memory's group are logged.
 """
 
 from __future__ import annotations
@@ -39,14 +44,16 @@ from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
 from server.device.tools import ToolContext
+from server.memory import lookup
 from server.memory.render import render_block
 
 log = structlog.get_logger(__name__)
-Why = Literal["direct", "lexical", "relation", "entity"]
+Why = Literal["direct", "lexical", "relation", "entity", "lookup"]
 Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
 LEXICAL_TERMS_ANCHORED = 1
+SAFETY_SCAN = 20  # the lookup reads this many of the person's constraints (check_safety's cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +83,7 @@ class Recall:
     safety: list[Recalled] = field(default_factory=list)
     related: list[Recalled] = field(default_factory=list)
     block: str = ""
+    looked: bool = False  # the safety lookup ran for this request (server.memory.lookup)
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -88,6 +96,7 @@ class Recall:
                 "related": [r.as_json() for r in self.related],
             },
             "prompt_block": self.block,
+            "safety_lookup": self.looked,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
@@ -111,6 +120,9 @@ class ReadPath:
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
         if s.lexical_limit:
             searches.append(Search(vector, s.lexical_limit, s.lexical_threshold, text=question))
+        result.looked = s.safety_lookup_limit > 0 and lookup.touches_safety(question)
+        if result.looked:  # Hearth looks before the model answers: same round trip
+            searches.append(Search(vector, SAFETY_SCAN, None, cls=MemoryClass.SAFETY.value))
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
@@ -125,6 +137,11 @@ class ReadPath:
         rounds = iter(first[1:])
         if s.lexical_limit:
             _collect(found, self._lexical(question, anchored, next(rounds)), "lexical", now)
+        if result.looked:
+            held = {h.memory.key: h for h in next(rounds) if not h.memory.expired(now)}
+            chosen = lookup.in_scope(question, [h.memory for h in held.values()],
+                                     s.safety_lookup_limit)  # fmt: skip
+            _collect(found, [held[m.key] for m in chosen], "lookup", now)
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
@@ -151,7 +168,11 @@ class ReadPath:
         result.safety = [r for r in ordered if r.group == "safety"]
         result.related = [r for r in ordered if r.group == "related"]
         result.block = render_block(
-            [r.memory for r in result.safety], [r.memory for r in result.related], now
+            [r.memory for r in result.safety],
+            [r.memory for r in result.related],
+            now,
+            looked=result.looked,
+            personal=anchored,
         )
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())

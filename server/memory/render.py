@@ -24,11 +24,12 @@ SAFETY_RULE = "与本次请求冲突时必须先明确提醒；不冲突就不�
 MEMORY_RULES = f"""<memory_usage>
 系统提示里可能附有这个家庭的记忆。{SAFETY_GROUP}组是安全约束：{SAFETY_RULE}{RELATED_GROUP}组是相关记忆：\
 能帮上忙就自然地用，不要复述无关的内容。记忆里没有的事情就说不知道，不要编造。
-当用户的请求涉及这些话题时，必须先调用 check_safety 工具查看家人的安全约束，即使系统提示里没有附带任何记忆：\
-{"、".join(SAFETY_TOPICS)}。
+请求涉及{"、".join(SAFETY_TOPICS)}时，系统通常已经替你查过家人的安全约束，结果就在记忆的\
+{SAFETY_GROUP}组里；记忆里没有{SAFETY_GROUP}组时，必须先调用 check_safety 工具查看。
 </memory_usage>
 <must_call>
-check_safety：话题涉及{"、".join(SAFETY_TOPICS)}时必须调用；闲聊、放歌、天气、写代码等不要调用。
+check_safety：话题涉及{"、".join(SAFETY_TOPICS)}、而记忆里没有{SAFETY_GROUP}组时必须调用；\
+闲聊、放歌、天气、写代码等不要调用。
 </must_call>"""
 
 
@@ -46,7 +47,7 @@ def describe(memory: Memory, now: float) -> str:
     notes = []
     if memory.subject:
         notes.append(f"关于{plain(memory.subject)}")
-    if memory.speaker:
+    if memory.speaker and memory.speaker != memory.person:  # a person's own words: no note
         notes.append("你自己说过" if memory.speaker == "me" else f"{plain(memory.speaker)}说")
     if memory.expires_at:
         notes.append("到" + time.strftime("%Y-%m-%d", time.localtime(memory.expires_at)) + "为止")
@@ -55,16 +56,33 @@ def describe(memory: Memory, now: float) -> str:
     return f"- {plain(memory.text)}" + (f"（{'，'.join(notes)}）" if notes else "")
 
 
-def render_block(safety: Sequence[Memory], related: Sequence[Memory], now: float) -> str:
-    """The memory block for one turn; empty when nothing was recalled."""
-    if not safety and not related:
+LOOKED_NOTHING = "已查过：这次请求不涉及记录的安全约束。"
+NO_MEMORY = "没有关于这件事的记忆。不知道就直说不知道，不要猜，不要编。"
+ONLY_WHAT_IS_HERE = "（这里没写到的事就是不知道，直说不知道，不要编。）"
+
+
+def render_block(
+    safety: Sequence[Memory], related: Sequence[Memory], now: float, *, looked: bool = False,
+    personal: bool = False,
+) -> str:  # fmt: skip
+    """The memory block for one turn. Empty when nothing was recalled — unless the request was
+    looked up for safety constraints (it then says none applies) or is a personal question (it
+    then says memory holds nothing about it, so even a small model refuses instead of
+    inventing)."""
+    if not safety and not related and not looked and not personal:
         return ""
     lines = ["<memory>"]
     if safety:
         lines.append(f"{SAFETY_GROUP}（{SAFETY_RULE}）")
         lines += [describe(m, now) for m in safety]
+    elif looked:
+        lines.append(f"{SAFETY_GROUP}{LOOKED_NOTHING}")
     if related:
         lines.append(RELATED_GROUP)
         lines += [describe(m, now) for m in related]
+        if personal:
+            lines.append(ONLY_WHAT_IS_HERE)
+    elif personal:
+        lines.append(f"{RELATED_GROUP}{NO_MEMORY}")
     lines.append("</memory>")
     return "\n".join(lines)

@@ -116,6 +116,8 @@ async def test_a_run_scores_each_layer_from_a_running_hearth(
     # safety layer, each rule by its own criterion
     assert results["S1"]["safety"] is True  # mentioned
     assert results["L1"]["tool_calls"] == ["check_safety"] and results["L1"]["safety"] is True
+    assert results["L1"]["looked"] is True and results["L1"]["retrieval"] is True  # Hearth looked
+    assert results["Q1"]["looked"] is False
     assert results["Q1"]["safety"] is True and results["Q1"]["tool_calls"] == []
     # answer layer: the judge's prose-wrapped JSON is read; a verdict-less reply is unparsed
     assert results["E1"]["answer"] == "pass" and results["T1"]["answer"] == "pass"

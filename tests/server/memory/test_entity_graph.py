@@ -41,7 +41,10 @@ def read_path(tmp_path: Path, embedder: UseEmbedder) -> Iterator[ReadPath]:
     other = [MemoryLine(text="小橙子对猕猴桃过敏", cls=MemoryClass.SAFETY, subject="小橙子"),
              MemoryLine(text="年糕不能喝牛奶", cls=MemoryClass.SAFETY, subject="年糕")]  # fmt: skip
     import_memories(other, ZHAO, embedder, store)
-    yield ReadPath(embedder, store, load_settings().memory)
+    # the graph alone: the safety lookup (tests/server/memory/test_lookup.py) would reach these
+    # constraints in round 1 and take the credit
+    settings = load_settings().memory.model_copy(update={"safety_lookup_limit": 0})
+    yield ReadPath(embedder, store, settings)
     store.close()
 
 
@@ -63,6 +66,14 @@ async def test_a_pets_name_reaches_the_constraint_under_the_pet_word(read_path: 
     recall = await read_path.recall(WANG, "给年糕买点零食", time.time())
     assert _safety(recall).get(CHOCOLATE) == "entity", recall.as_json()
     assert "年糕不能喝牛奶" not in _safety(recall)
+
+
+async def test_with_the_lookup_on_the_constraints_arrive_and_stay_in_the_household(
+    read_path: ReadPath,
+) -> None:
+    read_path.settings = read_path.settings.model_copy(update={"safety_lookup_limit": 4})
+    recall = await read_path.recall(WANG, "给年糕买点零食", time.time())
+    assert CHOCOLATE in _safety(recall) and "年糕不能喝牛奶" not in _safety(recall)
 
 
 async def test_the_pet_word_reaches_what_is_stored_under_the_pets_name(

@@ -1,0 +1,102 @@
+"""Hearth looks before the model answers: when a request is about something a safety constraint
+could touch — food or drink, a medicine, a purchase or gift, an outing or activity, a pet — the
+read path runs the ``check_safety`` lookup itself, in its first round trip, and puts the
+constraints of whoever the request is about into the safety group. A small model that never
+calls the tool still sees them; the tool stays for capable models.
+
+Two questions, answered without an LLM:
+
+- *Does the request touch a safety topic?* ``touches_safety``: words of the topics the tool and
+  the prompt list (``render.SAFETY_TOPICS``), spelled out as the everyday verbs and nouns of
+  each (吃, 喝, 药, 买, 送, 订, 去…玩, 喂…). Chit-chat, music, weather, code and device commands
+  contain none of them.
+- *Whose constraints?* ``Scope``: the relations and names the request mentions (「给我爸买一箱
+  啤酒」 → 爸爸's); the speaker alone when it only speaks of itself (「我中午一个人吃点什么」 →
+  the constraints about 我); the whole household when it names nobody (「订个外卖」). Constraints
+  about no one in particular apply in every scope.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memory import entities
+from memory.schema import Memory
+
+# Everyday words of each topic in render.SAFETY_TOPICS (one list, reviewed by topic, not tuned on
+# the bench's questions).
+_FOOD = (
+    "吃", "喝", "饭", "菜", "餐", "面条", "粥", "汤", "零食", "点心", "甜点", "甜品", "蛋糕",
+    "糖", "水果", "奶", "茶", "咖啡", "酒", "饮料", "果汁", "汁", "外卖", "做饭", "煮", "炒",
+    "烤", "炖", "蒸", "腌", "夜宵", "早饭", "早餐", "午饭", "午餐", "晚饭", "晚餐", "食",
+    "火锅", "烧烤", "披萨", "汉堡", "海鲜", "坚果",
+    # what dishes are made of: a dish name carries one (宫保鸡丁, 红烧肉, 清蒸鱼)
+    "肉", "鸡", "鸭", "鱼", "虾", "蟹", "蛋", "豆腐", "米饭", "牛排", "羊",
+)  # fmt: skip
+_HEALTH = (
+    "药", "医", "病", "疫苗", "打针", "输液", "保健品", "维生素", "感冒", "发烧", "咳嗽",
+    "疼", "痛", "过敏", "体检", "手术", "牙",
+)  # fmt: skip
+_BUYING = ("买", "送", "礼物", "礼包", "订", "下单", "网购")
+_OUTINGS = (
+    "旅行", "旅游", "出行", "出门", "出去玩", "去玩", "逛", "爬山", "爬", "游泳", "跑步",
+    "运动", "健身", "锻炼", "酒店", "住宿", "民宿", "机票", "高铁", "火车", "飞机", "电梯",
+    "楼", "景区", "公园", "露营", "滑雪", "潜水", "蹦极", "栈道", "游乐", "过山车", "坐车",
+)  # fmt: skip
+_PETS = ("喂", "猫粮", "狗粮", "遛狗", "宠物")
+_PLANTS = ("花草", "盆栽", "绿萝", "植物", "鲜花", "香薰")
+TRIGGERS: tuple[str, ...] = _FOOD + _HEALTH + _BUYING + _OUTINGS + _PETS + _PLANTS
+_TRIGGER = re.compile("|".join(re.escape(w) for w in sorted(TRIGGERS, key=len, reverse=True)))
+# the speaker speaks of themself — after possessives (我家, 我的, 我老婆, 我妈) are taken out
+_SELF = re.compile(r"我|自己|本人")
+_POSSESSIVE = re.compile(
+    "我(?=家|的|" + "|".join(sorted((*entities.RELATIONS, "妈", "爸"), key=len, reverse=True)) + ")"
+)
+_WE = ("我们", "咱们", "咱家", "一起", "大家", "全家")
+
+
+# separable verbs say the same thing split: 跑个步 is 跑步, 游个泳 游泳, 吃顿饭 吃饭
+_SPLIT_VERB = re.compile(r"(?<=[\u4e00-\u9fff])(?:个|了个|一个|顿|一顿|了)(?=[\u4e00-\u9fff])")
+
+
+def touches_safety(question: str) -> bool:
+    """Is the request about something a household's safety constraint could touch?"""
+    return _TRIGGER.search(question) is not None or (
+        _TRIGGER.search(_SPLIT_VERB.sub("", question)) is not None
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Whose constraints a request can touch."""
+
+    relations: tuple[str, ...]  # relation words the request mentions (synonyms expanded)
+    me: bool  # the speaker themself
+    everyone: bool  # nobody in particular, or all of us: the whole household
+
+    def covers(self, question: str, memory: Memory) -> bool:
+        about = [
+            w for w in (memory.subject, *memory.entities) if w and w not in entities.SELF_WORDS
+        ]
+        if not about:  # about the speaker (subject 我), or about no one in particular
+            return self.me or memory.subject not in entities.SELF_WORDS
+        if self.everyone or entities.mentions(question, memory.subject, memory.entities):
+            return True  # the request names them (小橙子, 年糕), or names nobody
+        return any(word in self.relations for word in about)
+
+
+def scope_of(question: str) -> Scope:
+    relations = tuple(entities.relations_in(question))
+    together = any(w in question for w in _WE)
+    myself = _SELF.search(_POSSESSIVE.sub("", question)) is not None
+    everyone = together or (not relations and not myself)
+    return Scope(relations, me=myself or everyone, everyone=everyone)
+
+
+def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[Memory]:
+    """The constraints the request can touch, in the order given (best match first), at most
+    ``limit``."""
+    scope = scope_of(question)
+    return [m for m in constraints if scope.covers(question, m)][:limit]

@@ -1,0 +1,45 @@
+"""The deterministic answer judge (issue 19, item 8): facts that must and must not appear,
+refusal markers for questions memory cannot answer and actions no tool can do."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.e2e.data import Question
+from bench.e2e.rubric import rubric_verdict
+
+
+def _q(kind: str, **fields: object) -> Question:
+    return Question(id="t", question="q", kind=kind, **fields)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("reply", "passed"),
+    [
+        ("这个我这里做不到，你可以用手机设个闹钟。", True),
+        ("好的，明天早上七点的闹钟已经设置好了。", False),  # the false claim of issue 19
+        ("好的，到时提醒你。", False),
+        ("我没办法直接设闹钟，不过已经帮你记下了。", False),  # refuses, then claims anyway
+        ("", False),
+    ],
+)
+def test_an_unavailable_action_must_be_declined_never_claimed(reply: str, passed: bool) -> None:
+    verdict = rubric_verdict(_q("action"), reply)
+    assert verdict is not None and verdict[0] is passed, verdict
+
+
+@pytest.mark.parametrize(
+    ("reply", "passed"),
+    [("我不知道你儿子叫什么，你没跟我说过。", True), ("你儿子叫张三。", False)],
+)
+def test_a_refusal_question_needs_a_refusal(reply: str, passed: bool) -> None:
+    verdict = rubric_verdict(_q("refusal"), reply)
+    assert verdict is not None and verdict[0] is passed
+
+
+def test_must_and_must_not_facts() -> None:
+    q = _q("update", must=["滨江|滨江区"], must_not=["西湖区"])
+    assert rubric_verdict(q, "你们现在住在滨江区。") == (True, "rubric met")
+    passed, reason = rubric_verdict(q, "以前住西湖区，现在住滨江。") or (True, "")
+    assert not passed and "西湖区" in reason
+    assert rubric_verdict(_q("extraction"), "随便什么") is None  # no rubric stated
