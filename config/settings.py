@@ -83,6 +83,7 @@ class LocalLLMSettings(_Section):
     context: int = Field(ge=512)
     startup_timeout_s: float = Field(gt=0)
     write_threads: int = Field(ge=0, le=32)
+    pause_write_during_turns: bool
 
 
 class TTSSettings(_Section):

@@ -117,10 +117,30 @@ class ChildProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def pause(self) -> bool:
+        """Stop the process where it is (SIGSTOP to its group); True if it was running."""
+        return self._signal(signal.SIGSTOP, "child.paused")
+
+    def resume(self) -> bool:
+        """Let a paused process go on (SIGCONT); harmless when it was not paused."""
+        return self._signal(signal.SIGCONT, "child.resumed")
+
+    def _signal(self, sig: signal.Signals, event: str) -> bool:
+        if not self.alive():
+            return False
+        assert self.proc is not None
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            return False
+        log.debug(event, name=self.name, pid=self.proc.pid)
+        return True
+
     def stop(self) -> None:
         if self.proc is None or self.proc.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGCONT)  # a paused server could not act on SIGTERM
             os.killpg(self.proc.pid, signal.SIGTERM)
         try:
             self.proc.wait(STOP_GRACE_S)

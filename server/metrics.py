@@ -58,3 +58,7 @@ MEMORY_UNAVAILABLE = Counter(
     "hearth_turn_memory_unavailable_total",
     "Turns answered without memory because the read path failed (the store down; see log)",
 )
+WRITE_PAUSES = Counter(
+    "hearth_write_model_pauses_total",
+    "Times the write path's local model was paused because a device turn started",
+)

@@ -31,13 +31,14 @@ from providers.asr import SpeechToText, build_asr
 from providers.errors import ProviderError
 from providers.llm import ChatLLM, OpenAICompatibleLLM
 from providers.opus import encode_pool
-from providers.processes import EmbeddedRedis, LocalLLMServer, log_tail
+from providers.processes import ChildProcess, EmbeddedRedis, LocalLLMServer, log_tail
 from providers.tts import TextToSpeech, ZhttsTTS, build_tts
 from providers.vad import VadPool
 from providers.vision import build_vision
 from server import metrics
 from server.auth import DeviceCredentials, TokenAuthority
 from server.body_guard import BodyGuard, plain_too_large
+from server.device.priority import ConversationFirst, NoPriority, TurnPriority
 from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
@@ -196,6 +197,7 @@ async def device_stack(
     tts: TextToSpeech | None = None,
     memory: MemoryEngine | None = None,
     asr: SpeechToText | None = None,
+    priority: TurnPriority | None = None,
 ) -> AsyncIterator[tuple[DeviceServer, EnqueueOnSessionEnd]]:
     """The device-facing services, built from live engines (also used by tests and benches)."""
     tools = ToolRegistry()
@@ -215,6 +217,7 @@ async def device_stack(
         contributors=contributors,
         encode_pool=encode_pool(settings.audio.encode_threads),
         language=settings.asr.language,
+        priority=priority or NoPriority(),
     )
     traces = TraceStore(arq, settings.session.trace_ttl_s)
 
@@ -346,7 +349,9 @@ async def _serve(
     await asr.warm()  # load whisper now, not on the first spoken turn
     tasks: list[asyncio.Task[object]] = []
     try:
-        async with device_stack(settings, llm, arq, memory=memory, asr=asr) as (devices, hook):
+        priority = conversation_first(settings, engines)
+        async with device_stack(settings, llm, arq, memory=memory, asr=asr,
+                                priority=priority) as (devices, hook):  # fmt: skip
             turn = devices.services.turn
             await _ready_llm(engines, turn.system_prompt, turn.tools.functions(), degraded)
             for child in engines.children:
@@ -465,6 +470,19 @@ def component_status(
         parts.append(tts.status())
     return {"ready": all(p["state"] in {"up", "not started"} for p in parts), "children": parts,
             "llm": "local" if engines.llm_servers else "external"}  # fmt: skip
+
+
+def conversation_first(settings: HearthSettings, engines: Engines) -> TurnPriority:
+    """The write path's own local server is paused while a device turn is in flight."""
+    if not settings.local_llm.pause_write_during_turns or engines.write_llm_url is None:
+        return NoPriority()
+    url = engines.write_llm_url
+
+    def write_server() -> ChildProcess | None:
+        found = next((s for s in engines.llm_servers if s.base_url == url), None)
+        return found.child if found is not None else None
+
+    return ConversationFirst(write_server)
 
 
 def _write_gate(supervisor: Supervisor, engines: Engines) -> LLMGate | None:

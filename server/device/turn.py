@@ -28,6 +28,7 @@ from server import metrics
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
 from server.device.pacing import AudioPacer
+from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import SentenceSplitter
 from server.device.tools import ToolContext, ToolRegistry
 from server.mcp.client import DeviceMcpClient, McpCallError
@@ -76,6 +77,8 @@ class TurnServices:
     # Called with the turn's trace (recall, tool calls, reply) just before tts stop.
     on_turn_end: Callable[[ToolContext], Awaitable[None]] | None = None
     language: str = "zh"  # the device's language, for the fixed sentences below
+    # While a turn is in flight the write path's local model is paused (server.device.priority)
+    priority: TurnPriority = field(default_factory=NoPriority)
 
     def sentence(self, cause: str) -> str:
         """The fixed sentence for a turn the model could not answer."""
@@ -166,9 +169,10 @@ class Turn:
         speaker = asyncio.create_task(self._speak(queue))
         finished = False
         try:
-            await produce(queue)
-            await queue.put(None)
-            await speaker
+            async with self.services.priority.turn():  # the write model waits meanwhile
+                await produce(queue)
+                await queue.put(None)
+                await speaker
             await asyncio.sleep(self.pacer.delay_until_played(self.services.clock()))
             finished = True
         finally:
