@@ -161,6 +161,19 @@ def bench_voice(
     run_async(lambda: bench_main(settings, runs))
 
 
+@bench_app.command("contention")
+def bench_contention(
+    turns: Annotated[int, typer.Option(help="typed turns per phase (quiet, during the job)")] = 5,
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "contention",
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """A device turn while a write job runs vs quiet, write model paused during turns or not."""
+    from bench.contention import main as bench_main
+
+    settings_or_exit()
+    run_async(lambda: bench_main(turns, out, name))
+
+
 @bench_app.command("engine")
 def bench_engine(
     site: Annotated[

@@ -473,10 +473,11 @@ def component_status(
 
 
 def conversation_first(settings: HearthSettings, engines: Engines) -> TurnPriority:
-    """The write path's own local server is paused while a device turn is in flight."""
-    if not settings.local_llm.pause_write_during_turns or engines.write_llm_url is None:
-        return NoPriority()
+    """The write path's own local server is paused while a device turn is in flight — never
+    the server the turn itself talks to (one server for both: nothing to pause)."""
     url = engines.write_llm_url
+    if not settings.local_llm.pause_write_during_turns or url in (None, engines.llm_base_url):
+        return NoPriority()
 
     def write_server() -> ChildProcess | None:
         found = next((s for s in engines.llm_servers if s.base_url == url), None)

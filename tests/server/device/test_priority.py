@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 
 from providers.processes import ChildProcess
-from server.device.priority import ConversationFirst
-from tests.conftest import RunningHearth
+from server.device.priority import ConversationFirst, NoPriority
+from server.runtime import Engines, conversation_first
+from tests.conftest import RunningHearth, make_settings
 from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
 
@@ -112,3 +113,18 @@ async def test_the_write_model_is_paused_during_a_device_turn_and_resumed_after(
         release.set()
         await device.close()
         child.stop()
+
+
+def test_only_a_separate_write_server_is_ever_paused(tmp_path: Path) -> None:
+    """One server for both (no write_threads, or the write path off): pausing it would stop the
+    very turn that paused it — so there is nothing to pause."""
+    settings = make_settings(tmp_path)
+    shared = Engines(redis_url="", llm_base_url="http://127.0.0.1:1/v1",
+                     write_llm_url="http://127.0.0.1:1/v1")  # fmt: skip
+    apart = Engines(redis_url="", llm_base_url="http://127.0.0.1:1/v1",
+                    write_llm_url="http://127.0.0.1:2/v1")  # fmt: skip
+    assert isinstance(conversation_first(settings, shared), NoPriority)
+    assert isinstance(conversation_first(settings, Engines("", "http://x/v1")), NoPriority)
+    assert isinstance(conversation_first(settings, apart), ConversationFirst)
+    off = make_settings(tmp_path, local_llm={"pause_write_during_turns": False})
+    assert isinstance(conversation_first(off, apart), NoPriority)
