@@ -198,3 +198,29 @@ async def test_the_plain_round_runs_once_then_the_apology(memory_hearth: Running
     text = await _ask_with_replies(memory_hearth, [Reply(tool_calls=[CALL]), Reply(""), Reply("")])
     assert len(memory_hearth.llm.requests) == 3
     assert text == APOLOGY_EMPTY
+
+
+async def test_a_failing_store_costs_the_memory_not_the_turn(
+    memory_hearth: RunningHearth, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 19, bad input: the read path (with its safety lookup) failing on a store error —
+    the turn is answered without memory, the failure logged and counted, never a silent stall."""
+    from server import metrics
+    from server.memory.readpath import ReadPath
+
+    [read_path] = [c for c in memory_hearth.server.services.turn.contributors
+                   if isinstance(c, ReadPath)]  # fmt: skip
+
+    def broken(*args: object) -> object:
+        raise ConnectionError("qdrant is down")
+
+    monkeypatch.setattr(read_path.store, "search_batch", broken)
+    before = metrics.MEMORY_UNAVAILABLE._value.get()
+    memory_hearth.llm.responder = lambda req: Reply("好的，给你推荐一家面馆。")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    result = await device.ask("推荐个吃饭的地方")
+    await device.close()
+    assert result.text == "好的，给你推荐一家面馆。"
+    assert "<memory>" not in system_prompt(memory_hearth.llm)
+    assert metrics.MEMORY_UNAVAILABLE._value.get() == before + 1
