@@ -59,6 +59,7 @@ class DeviceClient:
         self.protocol_version = protocol_version
         self.mcp_tools = mcp_tools or []
         self.mcp_calls: list[dict[str, Any]] = []
+        self.mcp_initialize: dict[str, Any] | None = None  # the server's initialize params
         self.ws: ClientConnection | None = None
         self.session_id = ""
         self.server_hello: dict[str, Any] = {}
@@ -108,6 +109,7 @@ class DeviceClient:
             return
         result: dict[str, Any]
         if method == "initialize":
+            self.mcp_initialize = payload.get("params") or {}
             result = {"protocolVersion": "2024-11-05", "capabilities": {"tools": {}},
                       "serverInfo": {"name": "bench-device", "version": "1.0"}}  # fmt: skip
         elif method == "tools/list":

@@ -55,7 +55,7 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.supervisor import Supervisor, keep_running
-from server.vision import VisionServices, vision_token
+from server.vision import VISION_PATH, VisionServices, vision_token
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
 from workers.tag_requests import ArqTagRequests
@@ -226,14 +226,14 @@ async def device_stack(
 
     turn.on_turn_end = save_trace
     hook = EnqueueOnSessionEnd(arq, settings.data_dir / "spool")
-    host = settings.server.public_host or "127.0.0.1"
+    host = settings.server.public_host or "{host}"  # {host}: as the device reached us
     services = SessionServices(
         turn=turn,
         hello_timeout_s=settings.server.hello_timeout_s,
         idle_timeout_s=settings.server.idle_timeout_s,
         max_malformed=settings.server.max_malformed_messages,
         max_transcript_utterances=settings.server.max_transcript_utterances,
-        vision_url=f"http://{host}:{settings.server.http_port}/mcp/vision/explain",
+        vision_url=f"http://{host}:{settings.server.http_port}{VISION_PATH}",
         end_hooks=[hook],
         resolve_person=PersonMap(arq).resolve,
         vision_token=_vision_tokens(settings),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -88,6 +89,8 @@ class SessionServices:
     hello_timeout_s: float
     idle_timeout_s: float
     max_malformed: int
+    # where camera boards post photos; "{host}" becomes the host the device reached us by
+    # (the Host header of its WebSocket request) unless server.public_host names one
     vision_url: str
     max_transcript_utterances: int = 2000
     end_hooks: list[SessionEndHook] = field(default_factory=list)
@@ -95,6 +98,9 @@ class SessionServices:
     voice: VoiceServices | None = None  # None: text turns only (listen detect)
     # the token announced with vision_url: minted for the session's device (server.vision)
     vision_token: Callable[[DeviceCredentials], str] = lambda creds: "unsupported"
+
+
+_HOST = re.compile(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]")
 
 
 class DeviceSession:
@@ -408,9 +414,20 @@ class DeviceSession:
             call_timeout_s=self.settings.tool_call_timeout_s,
         )
         try:
-            await self.mcp.start(self.services.vision_url, self.services.vision_token(self.creds))
+            url = self.services.vision_url.replace("{host}", self._host())
+            await self.mcp.start(url, self.services.vision_token(self.creds))
         except McpCallError as exc:
             self.log.warning("mcp.handshake_failed", error=str(exc))
+
+    def _host(self) -> str:
+        """The host name the device used to reach us (without the port)."""
+        request = getattr(self.ws, "request", None)
+        raw = (request.headers.get("Host", "") if request is not None else "").strip()
+        if raw.startswith("["):  # [::1]:8000
+            host = raw[: raw.find("]") + 1]
+        else:
+            host = raw.rsplit(":", 1)[0] if raw.count(":") == 1 else raw
+        return host if _HOST.fullmatch(host) else "127.0.0.1"
 
     def _spawn(self, coro: Awaitable[None]) -> None:
         async def guarded() -> None:

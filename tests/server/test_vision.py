@@ -27,7 +27,7 @@ from server.http_app import HttpServices, build_http_app
 from server.memory.engine import MemoryEngine, build_memory
 from server.runtime import authority_for, vision_services
 from server.vision import VISION_PATH, vision_token
-from tests.conftest import make_settings
+from tests.conftest import RunningHearth, make_settings
 from tests.support.scripted_llm import Reply, ScriptedLLM
 from tests.support.serving import serving
 
@@ -281,3 +281,20 @@ async def test_a_failing_vision_model_is_a_503_not_a_guess(rig: Rig) -> None:
     refused = await rig.send(firmware_body("q", jpeg()))
     assert refused.status_code == 503 and refused.json()["success"] is False
     assert not (rig.photo_dir / PERSON).exists()
+
+
+async def test_the_announced_url_names_the_host_the_device_reached(hearth: RunningHearth) -> None:
+    """No public_host configured: the vision URL carries the host from the device's own
+    WebSocket request (a device on the LAN reached us by that name), with the HTTP port."""
+    device = hearth.device("aa:bb:cc:dd:ee:44")
+    device.url = device.url.replace("127.0.0.1", "localhost")
+    await device.connect()
+    try:
+        await device.ask("你好")
+    finally:
+        await device.close()
+    assert device.mcp_initialize is not None
+    vision = device.mcp_initialize["capabilities"]["vision"]
+    port = hearth.settings.server.http_port
+    assert vision["url"] == f"http://localhost:{port}{VISION_PATH}"
+    assert vision["token"].count(".") == 2  # identity . signature . time

@@ -61,7 +61,8 @@ async def test_xiaozhi_sdk_completes_ota_hello_mcp_and_a_text_turn(
     assert device_info.get("version") == "0.0.1"  # the SDK's MCP server answered initialize
     # the vision URL and token our initialize announced: the token names this device and
     # carries a valid device signature (the vision endpoint accepts it: tests/server/test_vision)
-    assert sdk.explain_url.endswith(VISION_PATH)
+    # the host the device reached us by (no public_host configured), not a placeholder
+    assert sdk.explain_url.startswith("http://127.0.0.1:") and sdk.explain_url.endswith(VISION_PATH)
     announced = vision_credentials(VISION_PATH, Headers({"authorization": sdk.explain_token}))
     assert (announced.device_id, announced.client_id) == (MAC, client_id)
     hearth.authority.verify(announced, time.time())
