@@ -54,10 +54,10 @@ class ChatLLM(Protocol):
         ...
 
 
-_TOOL_OPENER = re.compile(r"^\s*(\{|\[|```|<\s*/?\s*(tool|function))", re.IGNORECASE)
+_TOOL_OPENER = re.compile(r"^\s*(\{|\[|```|<\s*/?\s*(tool|function|json))", re.IGNORECASE)
 _FENCE = re.compile(r"^```[a-zA-Z]*\s*|\s*```$")
-# <tool_call>, <tools>, <function_call>, <function=…> … as small models improvise them
-_TAGS = re.compile(r"<\s*/?\s*(tool|function)[^>]*>", re.IGNORECASE)
+# <tool_call>, <tools>, <function_call>, <function=…>, <json> … as small models improvise them
+_TAGS = re.compile(r"<\s*/?\s*(tool|function|json)[^>]*>", re.IGNORECASE)
 
 
 _DECIDE_AFTER_CHARS = 6

@@ -62,3 +62,7 @@ WRITE_PAUSES = Counter(
     "hearth_write_model_pauses_total",
     "Times the write path's local model was paused because a device turn started",
 )
+CLAIMS_REPLACED = Counter(
+    "hearth_turn_claimed_actions_replaced_total",
+    "Reply sentences that claimed an action no tool took, replaced before TTS",
+)

@@ -25,6 +25,7 @@ from providers.llm import ChatLLM, Message, TextDelta, ToolCall, ToolCallsReady
 from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
+from server.device.claims import LOOKUP_TOOLS, claims_action, honest_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
 from server.device.pacing import AudioPacer
@@ -120,6 +121,8 @@ class Turn:
         self._emotion_sent = False
         self._timestamp_ms = 0
         self._queued = 0  # sentences the LLM produced this turn
+        self._claim_replaced = False  # a claimed action was replaced by the honest sentence
+        self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
     async def run(self, text: str, started: float | None = None) -> None:
         """Answer ``text`` with the LLM (tools, memory), spoken as it streams."""
@@ -283,8 +286,22 @@ class Turn:
         return calls, "".join(reply)
 
     async def _queue_text(self, queue: SentenceQueue, text: str) -> None:
+        self._opening = self._opening or text
+        if claims_action(text, self._opening) and not self._acted():
+            honest = honest_sentence(self.services.language)
+            if honest is not None:
+                log.warning("turn.claimed_action_replaced", said=text)
+                metrics.CLAIMS_REPLACED.inc()
+                if self._claim_replaced:
+                    return  # said once already this turn
+                self._claim_replaced = True
+                text = honest
         self._queued += bool(speakable(text))
         await queue.put(text)
+
+    def _acted(self) -> bool:
+        """Did a tool that acts (not a lookup) run in this turn?"""
+        return any(c.name not in LOOKUP_TOOLS for c in self.context.trace.tool_calls)
 
     async def _on_text(self, text: str, splitter: SentenceSplitter, queue: SentenceQueue) -> None:
         if not self._emotion_sent and text.strip():
