@@ -109,6 +109,7 @@ def bench_e2e(
     llm_judge: Annotated[
         bool, typer.Option(help="also judge answers with a model (--no-llm-judge: rubric only)")
     ] = True,
+    split: Annotated[str, typer.Option(help="dev | test | all")] = "all",
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
     timeout: Annotated[float, typer.Option(help="seconds per question")] = 180,
 ) -> None:
@@ -126,7 +127,10 @@ def bench_e2e(
         judge_key=os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
         only=tuple(q.strip() for q in only.split(",") if q.strip()), timeout_s=timeout,
         kinds=tuple(k.strip() for k in kinds.split(",") if k.strip()), llm_judge=llm_judge,
+        split=split,
     )  # fmt: skip
+    if split not in ("dev", "test", "all"):
+        raise typer.BadParameter("--split is dev, test or all")
     settings = settings_or_exit()
     run_async(lambda: run(settings, options))
 

@@ -54,6 +54,7 @@ class E2EOptions:
     judge_key: str = ""
     only: tuple[str, ...] = ()
     kinds: tuple[str, ...] = ()  # only these categories / rules
+    split: str = "all"  # dev | test | all
     llm_judge: bool = True  # False: the deterministic rubric only (no judge model calls)
     timeout_s: float = 180
     write_timeout_s: float = 1800
@@ -108,6 +109,8 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
         questions = [q for q in questions if q.id in options.only]
     if options.kinds:
         questions = [q for q in questions if q.kind in options.kinds]
+    if options.split != "all":
+        questions = [q for q in questions if q.split == options.split]
     snapshot = load_snapshot(options.snapshot_file)
     today = dt.date.today()
     texts = snapshot.texts(today)
