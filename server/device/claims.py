@@ -14,20 +14,22 @@ import re
 
 # verbs of acting on the world, as a device would: set, switch, call, send, order, book…
 _ACT = (
-    r"(设置|设定|设|定|调|打开|开启|关闭|关掉|关上|拨打|打电话|打给|发送|发|下单|预约|约|叫|"
-    r"添加|加|缴|交|拉上|拉开)"
+    r"(设置|设定|设|定|调|打开|开启|关闭|关掉|关上|拨打|打电话|打给|发送|发|下单|预约|预订|订|"
+    r"约|叫|添加|加|缴|交|拉上|拉开|购买|买)"
 )
-_FOR_YOU = r"(帮你|帮您|为你|为您|给你|给您|替你|替您)"
-_OBJECT = r"(把[^，。！？]{0,12})?"
+# for whom: 帮你, 为您, 给老婆, 替小橙子 (a short name or relation)
+_FOR_YOU = r"((帮|为|给|替)[^，。！？\s]{1,4}?)"
+_OBJECT = r"((把|将)[^，。！？]{0,12})?"
 _DONE = r"(好|了|完|到|上)"
 CLAIM = re.compile(
     # 我(已经/会/将/可以…)(帮你)(把…)设/开/打… — the device speaking of its own act
-    rf"我(已经|已|会|将|马上|这就|立刻|现在就|可以|来)?{_FOR_YOU}?{_OBJECT}{_ACT}"
+    rf"我(已经|已|会|将|马上|这就|立刻|现在就|可以|来|正在|正在准备|准备)?{_FOR_YOU}?{_OBJECT}{_ACT}"
     # 已经帮你(把…)设好了 — an act done for the user
     rf"|(已经?|都){_FOR_YOU}{_OBJECT}{_ACT}{_DONE}"
     # 到时候提醒你 / 准时叫你 / 我会在三点提醒你 (but 「我会提醒你老婆对海鲜过敏」 is speech)
     r"|(到时候?|准时|按时)(会)?(叫|提醒)你"
     r"|我(会|将)(在|于)[^，。！？]{1,12}(提醒|叫)你"
+    r"|我(会|将|马上|这就)(提醒|叫)你(明天|今天|今晚|晚上|早上|每天|到点|按时)"
 )
 # 「好的，…闹钟已经设置好了」: an acknowledgement, then something done
 _ACK = re.compile(r"^\s*(好的|好|没问题|收到|行|可以)[，,。！!]")
