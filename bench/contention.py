@@ -6,11 +6,14 @@ For each setting of ``local_llm.pause_write_during_turns`` (on, off) the bench s
 ``hearth up`` with the write path on and the installed local models, then over the real device
 protocol:
 
-1. asks ``turns`` plain typed questions (a new connection each) with nothing else running —
-   detect → first Opus frame, the *quiet* latency;
-2. says a short household conversation and hangs up, which queues its write job;
-3. as soon as that job is running, asks the same questions again while it runs — the *during*
-   latency — and records how many were asked before the job ended;
+1. asks ``turns`` plain typed questions on one open connection with nothing else running —
+   detect → first Opus frame, the *quiet* latency (the connection stays open: a closed session
+   would queue a write job of its own and the phase would not be quiet);
+2. says a short household conversation on another connection and hangs up, which queues its
+   write job;
+3. as soon as that job is running, asks the same questions on a third open connection while it
+   runs — the *during* latency (same history length as the quiet ones) — and records how many
+   were asked before the job ended;
 4. waits for the job and reads its outcome (it must finish: facts extracted, memories written).
 
 Prints p50 / max per phase and the ratio, writes ``summary.json`` under ``--out/NAME``.
@@ -30,7 +33,8 @@ from arq.jobs import Job, JobStatus
 from redis.asyncio import Redis
 from rich.table import Table
 
-from bench.e2e.hearth import HearthUnderTest, running_hearth
+from bench.device_client import DeviceClient
+from bench.e2e.hearth import running_hearth
 from config.run_files import redis_url_file
 from server.cli.common import console
 
@@ -46,14 +50,9 @@ JOB_START_S = 120.0
 TURN_TIMEOUT_S = 300.0
 
 
-async def _ttfa(hearth: HearthUnderTest, question: str) -> float:
-    """detect → first Opus frame on a new connection (seconds)."""
-    device = hearth.device()
-    await device.connect()
-    try:
-        result = await device.ask(question, within_s=TURN_TIMEOUT_S)
-    finally:
-        await device.close()
+async def _ttfa(device: DeviceClient, question: str) -> float:
+    """detect → first Opus frame of one typed turn (seconds)."""
+    result = await device.ask(question, within_s=TURN_TIMEOUT_S)
     if result.first_frame_at is None:
         raise RuntimeError(f"no audio for {question!r}")
     return result.first_frame_at - result.sent_at
@@ -66,8 +65,10 @@ async def _phase(pause: bool, turns: int, folder: Path) -> dict[str, Any]:
         async with running_hearth(Path(tmp), overrides, None, log_file,
                                   write_path=True) as hearth:  # fmt: skip
             await hearth.prepare("bench", None)
-            await _ttfa(hearth, "你好")  # the first turn after start warms caches: not counted
-            quiet = [await _ttfa(hearth, q) for q in QUESTIONS[:turns]]
+            quietly, meanwhile = hearth.device(), hearth.device()
+            await quietly.connect()
+            await _ttfa(quietly, "你好")  # the first turn after start warms caches: not counted
+            quiet = [await _ttfa(quietly, q) for q in QUESTIONS[:turns]]
             session = await hearth.say(list(CONVERSATION), TURN_TIMEOUT_S)
             redis = Redis.from_url(redis_url_file(hearth.settings.data_dir).read_text().strip())
             try:
@@ -79,14 +80,18 @@ async def _phase(pause: bool, turns: int, folder: Path) -> dict[str, Any]:
                     await asyncio.sleep(0.2)
                 started = time.monotonic()
                 during: list[float] = []
+                await meanwhile.connect()
+                await _ttfa(meanwhile, "你好")  # as on the quiet connection: not counted
                 for q in QUESTIONS[:turns]:
                     if await job.status() == JobStatus.complete:
                         break
-                    during.append(await _ttfa(hearth, q))
+                    during.append(await _ttfa(meanwhile, q))
                 outcome = await job.result(timeout=1800)
                 job_s = time.monotonic() - started
             finally:
                 await redis.aclose()
+                await quietly.close()
+                await meanwhile.close()
     return {"pause": pause, "quiet_s": quiet, "during_s": during, "job_seconds": round(job_s, 1),
             "job_outcome": outcome}  # fmt: skip
 
