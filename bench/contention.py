@@ -86,8 +86,14 @@ async def _phase(pause: bool, turns: int, folder: Path) -> dict[str, Any]:
                     if await job.status() == JobStatus.complete:
                         break
                     during.append(await _ttfa(meanwhile, q))
-                outcome = await job.result(timeout=1800)
+                deadline = time.monotonic() + 1800
+                while await job.status() not in (JobStatus.complete, JobStatus.not_found):
+                    if time.monotonic() > deadline:
+                        raise RuntimeError("the write job did not finish in 30 min")
+                    await asyncio.sleep(0.5)
                 job_s = time.monotonic() - started
+                info = await job.result_info()
+                outcome = info.result if info is not None else "finished (result not kept)"
             finally:
                 await redis.aclose()
                 await quietly.close()
