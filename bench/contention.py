@@ -37,6 +37,7 @@ from bench.device_client import DeviceClient
 from bench.e2e.hearth import running_hearth
 from config.run_files import redis_url_file
 from server.cli.common import console
+from workers.codec import load
 
 QUESTIONS = ("一加一等于几？", "讲一个很短的笑话", "天空为什么是蓝色的？", "推荐一首轻音乐",
              "一年有几个季节？", "用一句话夸夸我")  # fmt: skip
@@ -72,7 +73,7 @@ async def _phase(pause: bool, turns: int, folder: Path) -> dict[str, Any]:
             session = await hearth.say(list(CONVERSATION), TURN_TIMEOUT_S)
             redis = Redis.from_url(redis_url_file(hearth.settings.data_dir).read_text().strip())
             try:
-                job = Job(session, redis)
+                job = Job(session, redis, _deserializer=load)
                 deadline = time.monotonic() + JOB_START_S
                 while await job.status() != JobStatus.in_progress:
                     if await job.status() == JobStatus.complete or time.monotonic() > deadline:
