@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memory.identity import PERSON_PATTERN
-from memory.schema import PersonId
+from memory.schema import Memory, PersonId
 
 FORMATS = ((b"\xff\xd8\xff", "image/jpeg", "jpg"), (b"\x89PNG\r\n\x1a\n", "image/png", "png"))
 
@@ -86,6 +86,11 @@ class PhotoFiles:
     def delete(self, person: PersonId, name: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.path(person, name).unlink()
+
+    def drop(self, memory: Memory) -> None:
+        """The photo of ``memory`` if it is an image memory (any other memory: nothing)."""
+        if memory.photo is not None:
+            self.delete(memory.person, memory.photo.file)
 
     def delete_person(self, person: PersonId) -> int:
         """Every photo of ``person``; returns how many files went."""

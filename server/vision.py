@@ -56,6 +56,7 @@ VISION_PATH = "/mcp/vision/explain"
 MULTIPART_SLACK = 64 * 1024  # the form's boundaries, headers and question around the photo
 MAX_QUESTION_CHARS = 500
 DEFAULT_QUESTION = "照片里有什么？"
+CREDENTIALS = "vision_credentials"  # request.state key: the device authenticate() verified
 
 
 @dataclass
@@ -128,12 +129,13 @@ async def authenticate(services: VisionServices, scope: Scope) -> Response | Non
     except RedisError as exc:
         log.error("vision.approval_unavailable", error=repr(exc))
         return refusal(503, "device approvals cannot be read right now; try again")
+    scope.setdefault("state", {})[CREDENTIALS] = creds  # the route's request.state
     return None
 
 
 def vision_routes(services: VisionServices) -> list[Route]:
     async def explain(request: Request) -> Response:
-        creds = vision_credentials(request.url.path, request.headers)  # checked before the body
+        creds: DeviceCredentials = getattr(request.state, CREDENTIALS)  # set by authenticate
         try:
             async with request.form(max_files=1, max_fields=8) as form:
                 upload = form.get("file") or form.get("image")

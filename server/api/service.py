@@ -240,13 +240,14 @@ class MemoryService:
             self._drop_photo(memory)
         return {"status": "forgotten", "deleted": 1, "id": memory.key}
 
-    async def _one(self, person: PersonId, memory_id: str) -> Memory:
+    async def _one(self, person: PersonId, memory_id: str, *, image: bool = False) -> Memory:
+        """The store's memory (an image memory when ``image``), or the 404 of that kind."""
         found = await store_call(self.store, self.store.get, person, [MemoryId(memory_id)])
-        if not found:
-            raise errors.not_found(
-                f"memory '{memory_id}' not found in this store.", memory_id=memory_id
-            )
-        return found[0]
+        if found and (not image or found[0].photo is not None):
+            return found[0]
+        kind, field = ("image", "image_id") if image else ("memory", "memory_id")
+        raise errors.not_found(f"{kind} '{memory_id}' not found in this store.",
+                               **{field: memory_id})  # fmt: skip
 
     async def untag(self, store: PersonId, speaker: str) -> int:
         """Remove a speaker's tag from every memory that carries it (the memories stay)."""
@@ -297,7 +298,7 @@ class MemoryService:
 
     async def image_file(self, store: PersonId, image_id: str) -> tuple[bytes, str]:
         """A kept photo's bytes and content type."""
-        memory = await self._image(store, image_id)
+        memory = await self._one(store, image_id, image=True)
         assert memory.photo is not None
         data = None if self.photos is None else self.photos.read(store, memory.photo.file)
         if data is None:
@@ -305,27 +306,20 @@ class MemoryService:
                                    image_id=image_id)  # fmt: skip
         return data, memory.photo.content_type
 
-    async def _image(self, store: PersonId, image_id: str) -> Memory:
-        found = await store_call(self.store, self.store.get, store, [MemoryId(image_id)])
-        if not found or found[0].photo is None:
-            raise errors.not_found(f"image '{image_id}' not found in this store.",
-                                   image_id=image_id)  # fmt: skip
-        return found[0]
-
     async def delete_image(
         self, store: PersonId, image_id: str, tracker: WriteTracker
     ) -> dict[str, Any]:
         """The image memory and its photo file."""
         async with self._lock(store):
-            memory = await self._image(store, image_id)
+            memory = await self._one(store, image_id, image=True)
             tracker.begin()
             await store_call(self.store, self.store.delete, store, [memory.key])
             self._drop_photo(memory)
         return {"status": "deleted", "id": memory.key}
 
     def _drop_photo(self, memory: Memory) -> None:
-        if memory.photo is not None and self.photos is not None:
-            self.photos.delete(memory.person, memory.photo.file)
+        if self.photos is not None:
+            self.photos.drop(memory)
 
     async def _newest(
         self, store: PersonId, select: Search, limit: int, before: str | None,

@@ -98,12 +98,19 @@ async def delete(request: Request) -> Response:
             await store_call(ctx.memory.store, ctx.memory.store.delete, account.person,
                              [m.key for m in doomed])  # fmt: skip
         for memory in doomed:  # an image memory's photo goes with it
-            if memory.photo is not None and ctx.photos is not None:
-                ctx.photos.delete(account.person, memory.photo.file)
+            if ctx.photos is not None:
+                ctx.photos.drop(memory)
     log.info("console.deleted", user=account.name, person=account.person,
              memories=[m.text for m in doomed])  # fmt: skip
     return page(request, "message.html", title="已删除", account=account, csrf=session.csrf,
                 message=f"已删除 {len(doomed)} 条记忆。")  # fmt: skip
+
+
+async def _named(ctx: ConsoleContext, account: Account, request: Request) -> Memory | None:
+    """The memory the path names, if it is the account's own (others simply do not resolve)."""
+    memory_id = MemoryId(str(request.path_params["memory_id"]))
+    found = await store_call(ctx.memory.store, ctx.memory.store.get, account.person, [memory_id])
+    return found[0] if found else None
 
 
 @viewer
@@ -111,12 +118,10 @@ async def why(request: Request, account: Account, session: Session) -> Response:
     """Why Hearth remembers this memory: the conversation it came from, the photo, or the call
     that stored it (the same answer as the API's ``/expand``). Only the account's own."""
     ctx = context(request)
-    found = await store_call(ctx.memory.store, ctx.memory.store.get, account.person,
-                             [MemoryId(str(request.path_params["memory_id"]))])  # fmt: skip
-    if not found:
+    memory = await _named(ctx, account, request)
+    if memory is None:
         return page(request, "message.html", 404, title="没有这条记忆", account=account,
                     csrf=session.csrf, message="没有这条记忆（或它不属于你）。")  # fmt: skip
-    memory = found[0]
     return page(request, "why.html", title="为什么记得", account=account, csrf=session.csrf,
                 memory=row(memory), origin=await origin_of(ctx.redis, memory))  # fmt: skip
 
@@ -125,9 +130,8 @@ async def why(request: Request, account: Account, session: Session) -> Response:
 async def photo(request: Request, account: Account, session: Session) -> Response:
     """An image memory's photo, for its own account only."""
     ctx = context(request)
-    found = await store_call(ctx.memory.store, ctx.memory.store.get, account.person,
-                             [MemoryId(str(request.path_params["memory_id"]))])  # fmt: skip
-    kept = found[0].photo if found else None
+    memory = await _named(ctx, account, request)
+    kept = memory.photo if memory is not None else None
     data = ctx.photos.read(account.person, kept.file) if kept and ctx.photos else None
     if kept is None or data is None:
         return Response("no such photo", 404, media_type="text/plain")
