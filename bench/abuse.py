@@ -75,8 +75,8 @@ async def good_device(rig: Rig, turns: int, ttfa: list[float], sessions: list[st
         sessions.append(device.session_id)
         for _ in range(min(5, turns - start)):
             result = await device.ask("你好", within_s=60)
-            if result.first_frame_at is not None:
-                ttfa.append((result.first_frame_at - result.sent_at) * 1000)
+            if result.first_audio_s is not None:
+                ttfa.append(result.first_audio_s * 1000)
         await device.close()
 
 

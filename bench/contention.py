@@ -53,10 +53,10 @@ TURN_TIMEOUT_S = 300.0
 
 async def _ttfa(device: DeviceClient, question: str) -> float:
     """detect → first Opus frame of one typed turn (seconds)."""
-    result = await device.ask(question, within_s=TURN_TIMEOUT_S)
-    if result.first_frame_at is None:
+    seconds = (await device.ask(question, within_s=TURN_TIMEOUT_S)).first_audio_s
+    if seconds is None:
         raise RuntimeError(f"no audio for {question!r}")
-    return result.first_frame_at - result.sent_at
+    return seconds
 
 
 async def _phase(pause: bool, turns: int, folder: Path) -> dict[str, Any]:

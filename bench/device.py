@@ -131,8 +131,8 @@ async def run_load(
         for _ in range(turns):
             result = await device.ask("今天天气怎么样", within_s=120)
             nonlocal dry_turns
-            if result.first_frame_at is not None:
-                client_ttfa.append(result.first_frame_at - result.sent_at)
+            if result.first_audio_s is not None:
+                client_ttfa.append(result.first_audio_s)
             dry_turns += underruns(result.frame_times) > 0
             progress.advance(task)
             await asyncio.sleep(rng.uniform(0, 0.5))
@@ -187,8 +187,8 @@ async def local_llm_turn(settings: HearthSettings, folder: Path, redis_url: str)
                 await device.connect()
                 result = await device.ask(question, within_s=120)
                 await device.close()
-                if result.first_frame_at is not None:
-                    times.append(result.first_frame_at - result.sent_at)
+                if result.first_audio_s is not None:
+                    times.append(result.first_audio_s)
             return times
     finally:
         llm.stop()

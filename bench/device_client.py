@@ -41,6 +41,11 @@ class TurnResult:
     def text(self) -> str:
         return "".join(self.sentences)
 
+    @property
+    def first_audio_s(self) -> float | None:
+        """Sent → first Opus frame (seconds); None when no audio came."""
+        return None if self.first_frame_at is None else self.first_frame_at - self.sent_at
+
 
 class DeviceClient:
     def __init__(
