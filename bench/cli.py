@@ -83,6 +83,33 @@ def bench_writepath(
     bench_main(sessions, local)
 
 
+@bench_app.command("writequality")
+def bench_writequality(
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    split: Annotated[str, typer.Option(help="dev | test | all")] = "all",
+    only: Annotated[str, typer.Option(help="comma-separated session ids")] = "",
+    llm_url: Annotated[
+        str | None, typer.Option(help="write model (OpenAI-compatible); default: the local one")
+    ] = None,
+    model: Annotated[str, typer.Option(help="model name at --llm-url")] = "local",
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """What the write path stores: labelled sessions scored per item (README)."""
+    from bench.write_quality import Options, main
+
+    if split not in ("dev", "test", "all"):
+        raise typer.BadParameter("--split is dev, test or all")
+    options = Options(
+        name=name or time.strftime("wq-%Y%m%d-%H%M%S"), out=out, split=split,
+        only=tuple(s.strip() for s in only.split(",") if s.strip()), llm_url=llm_url,
+        model=model, overrides=tuple(set_),
+    )  # fmt: skip
+    run_async(lambda: main(options, console))
+
+
 @bench_app.command("e2e")
 def bench_e2e(
     name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
@@ -138,8 +165,12 @@ def bench_e2e(
 @bench_app.command("compare")
 def bench_compare(run_a: Path, run_b: Path) -> None:
     """Per-category and per-question differences between two e2e runs (same snapshot)."""
+    from bench import write_quality
     from bench.e2e.report import compare
 
+    if write_quality.is_run(run_a) and write_quality.is_run(run_b):
+        write_quality.compare(run_a, run_b, console)
+        return
     compare(run_a, run_b, console)
 
 
