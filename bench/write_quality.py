@@ -61,7 +61,8 @@ class Expected(_Strict):
     all: Groups
     cls: list[MemoryClass]
     subject: list[str]
-    expires: tuple[dt.date, dt.date] | None = None
+    # [first, last] day of the expiry; "never": must not expire; "any": not scored
+    expires: tuple[dt.date, dt.date] | Literal["never", "any"] = "any"
     optional: bool = False
 
 
@@ -168,9 +169,9 @@ def _tags_right(memory: Memory, want: Expected) -> tuple[bool, str]:
     if (memory.subject or "") not in want.subject:
         wrong.append(f"subject {memory.subject}")
     expiry = _expiry(memory)
-    if want.expires is None and expiry is not None:
+    if want.expires == "never" and expiry is not None:
         wrong.append(f"expires {expiry} (should not)")
-    if want.expires is not None and not (
+    if isinstance(want.expires, tuple) and not (
         expiry is not None and want.expires[0] <= expiry <= want.expires[1]
     ):
         wrong.append(f"expires {expiry} not in {want.expires[0]}..{want.expires[1]}")
@@ -203,8 +204,10 @@ def score(
         label = "+".join("/".join(g) for g in groups)
         live = [m.text for m in memories if means(m.text, groups)]
         items.append(ItemScore("gone", not live, f"{label}: {live or 'gone'}"))
-        kept = any(means(text, groups) for m in memories for text, _ in m.history)
-        items.append(ItemScore("history", kept, f"{label}: {'kept' if kept else 'no history'}"))
+        if session.expect:  # replaced, not retracted: the old value stays in the history
+            kept = any(means(text, groups) for m in memories for text, _ in m.history)
+            verdict = "kept" if kept else "no history"
+            items.append(ItemScore("history", kept, f"{label}: {verdict}"))
     for groups in session.never:
         label = "+".join("/".join(g) for g in groups)
         stored = [m.text for m in memories if means(m.text, groups)]
@@ -215,9 +218,7 @@ def score(
     return items
 
 
-def extras(
-    session: LabelledSession, memories: Sequence[Memory], known: set[MemoryId]
-) -> list[str]:
+def extras(session: LabelledSession, memories: Sequence[Memory], known: set[MemoryId]) -> list[str]:
     """New memories no expectation accounts for."""
     return [
         m.text
@@ -240,11 +241,17 @@ async def seed(write_path: WritePath, session: LabelledSession, now: float) -> s
         )  # fmt: skip
         memories.append(
             Memory(
-                text=k.text, person=person, cls=k.cls, subject=k.subject,
-                decay=Decay.TIME if expires else Decay.VOLUME, expires_at=expires,
-                source="device", created_at=now - 86400 * 7, id=MemoryId(_seed_id(session, n)),
+                text=k.text,
+                person=person,
+                cls=k.cls,
+                subject=k.subject,
+                decay=Decay.TIME if expires else Decay.VOLUME,
+                expires_at=expires,
+                source="device",
+                created_at=now - 86400 * 7,
+                id=MemoryId(_seed_id(session, n)),
                 origin="wq-earlier",
-            )  # fmt: skip
+            )
         )
     if memories:
         vectors = write_path.embedder.embed([m.text for m in memories])
@@ -482,8 +489,10 @@ async def main(options: Options, console: Console) -> Path:
 
             def show(r: SessionScore) -> None:
                 bad = sum(not i.ok for i in r.items)
-                console.print(f"{r.id:8} {r.split:4} {r.seconds:6.1f} s  "
-                              f"{len(r.items) - bad}/{len(r.items)} items  extra {len(r.extra)}")  # fmt: skip
+                passed = f"{len(r.items) - bad}/{len(r.items)} items"
+                console.print(
+                    f"{r.id:8} {r.split:4} {r.seconds:6.1f} s  {passed}  extra {len(r.extra)}"
+                )
 
             results = await run(write_path, sessions, chosen, show)
         finally:

@@ -54,7 +54,7 @@ class InstantWriteLLM:
         self.calls += 1
         text = "\n".join(str(m["content"]) for m in messages)
         if name == "facts":
-            return orjson.dumps({"facts": re.findall(r"^user: (.+)$", text, re.M)}).decode()
+            return orjson.dumps({"facts": re.findall(r"^用户：(.+)$", text, re.M)}).decode()
         if name == "merge":
             facts = ast.literal_eval(re.findall(r"```\s*(\[.*?\])\s*```", text, re.S)[-1])
             ops = [{"id": str(i), "text": f, "event": "ADD"} for i, f in enumerate(facts)]

@@ -142,3 +142,45 @@ def mentions(question: str, subject: str | None, names: Iterable[str]) -> bool:
     if subject and subject not in SELF_WORDS and subject in question:
         return True
     return any(len(name) >= 2 and name in question for name in names)
+
+
+def canonical(word: str) -> str:
+    """One spelling per relation (我妈 / 母亲 / 老妈 → 妈妈; 我们 → 我); names stay as said."""
+    word = word.strip()
+    if word in SELF_WORDS or word in ("我们", "咱们", "咱", "俺", "我们家", "我家"):
+        return "我"
+    return _GROUP.get(word, (word,))[0]
+
+
+_SELF_AT = re.compile(r"我们|咱们|我|咱|俺")
+# 「我家猫」「我们家的狗狗」「我的女儿」: possessive phrases whose head is the subject
+_POSSESSIVE = re.compile(r"(?:我们家|咱们家|咱家|我家|我们|我)的?")
+
+
+def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
+    """Who a memory is about, read from its text: the first relation word or known name it
+    mentions (after a possessive 「我」 that owns it), else 「我」 when it speaks in the first
+    person; None when the text names nobody. Names directly after a relation word win
+    (「我们家狗狗豆豆」 → 豆豆): they are the more specific subject."""
+    spots: list[tuple[int, int, str]] = []
+    for word in (*RELATIONS, *_GROUP):
+        for match in re.finditer(re.escape(word), text):
+            spots.append((match.start(), -len(word), canonical(word)))
+    for name in names:
+        if len(name) >= 2:
+            for match in re.finditer(re.escape(name), text):
+                spots.append((match.start(), -len(name), name))
+    self_at = _SELF_AT.search(text)
+    if spots:
+        start, length, word = min(spots)
+        end = start - length
+        named = [s for s in spots if s[0] == end and s[2] not in RELATIONS]
+        if named:
+            word = named[0][2]
+        if self_at is None or self_at.start() >= start:
+            return word
+        owner = _POSSESSIVE.match(text, self_at.start())
+        if owner is not None and owner.end() == start:
+            return word
+        return "我"
+    return "我" if self_at is not None else None

@@ -1,9 +1,12 @@
-"""mem0 1.0.x's two-stage add, with mem0's own prompts and reply parsers; Hearth executes.
+"""mem0 1.0.x's two-stage add: its reply parsers, the transcript windows, and its merge prompt;
+Hearth executes.
 
-Stage 1 (extract) sends the conversation with mem0's user-memory extraction prompt and gets
-``{"facts": [...]}``. Stage 2 (merge) shows those facts next to similar stored memories (mem0's
-``get_update_memory_messages``, integer ids in place of UUIDs as mem0 does) and gets ADD /
-UPDATE / DELETE / NONE per memory. Why not ``Memory.add`` itself: it swallows every error
+Stage 1 (extract) gets ``{"facts": [...]}`` for the conversation — the prompt is Hearth's own,
+written for Chinese household speech (``workers.extraction``; mem0's English prompt was the
+starting point). Stage 2 (merge) is decided by slot rules first (``workers.slots``); with
+``write.merge`` ``rules+model`` or ``model`` the rest is shown next to similar stored memories
+with mem0's ``get_update_memory_messages`` (integer ids in place of UUIDs as mem0 does) and gets
+ADD / UPDATE / DELETE / NONE per memory. Why not ``Memory.add`` itself: it swallows every error
 (an LLM returning garbage silently stores nothing), gives new points random ids (a re-run after
 a crash stores twice), takes no lock per user, and drops custom metadata on update. So the
 stages run here, their outputs are checkpointed, and the operations apply idempotently
@@ -12,9 +15,7 @@ stages run here, their outputs are checkpointed, and the operations apply idempo
 
 from __future__ import annotations
 
-import datetime as dt
 import os
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -50,17 +51,6 @@ MERGE_SCHEMA: dict[str, Any] = {
     },
     "required": ["memory"],
 }
-
-# Appended to mem0's extraction prompt: a household assistant hears relations, not just "I".
-HOUSEHOLD_ADDENDUM = """
-# Household rules (Hearth):
-- Keep who each fact is about inside the fact, in the speaker's own words: 我老婆对海鲜过敏，尤其是虾 — never drop 老婆/女儿/儿子/妈妈/a name.
-- Keep allergies, medicines, illnesses and dietary limits with every detail the user gave (what, how bad, since when).
-- Keep dates and times exactly as said (下周三, 每天早上八点); do not resolve them.
-- One fact per item; facts in the language the user spoke (Chinese in, Chinese out).
-"""
-
-_DATE_LINE = re.compile(r"Today's date is \d{4}-\d{2}-\d{2}\.")
 
 
 class GarbageReply(TransientProviderError):
@@ -104,15 +94,6 @@ class Utterance:
     text: str
 
 
-def extraction_messages(utterances: list[Utterance], day: dt.date) -> list[dict[str, str]]:
-    _, utils = _mem0()
-    conversation = utils.parse_messages([{"role": u.role, "content": u.text} for u in utterances])
-    system, user = utils.get_fact_retrieval_messages(conversation, False)
-    system = _DATE_LINE.sub(f"Today's date is {day.isoformat()}.", system) + HOUSEHOLD_ADDENDUM
-    system, user = utils.ensure_json_instruction(system, user)
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
-
-
 # A transcript is read in windows of about this many characters (Chinese: about as many tokens),
 # so a two-hour session never exceeds the write model's context (llama.cpp answers 400 then).
 EXTRACT_WINDOW_CHARS = 2000
@@ -134,23 +115,6 @@ def windows(utterances: list[Utterance]) -> list[list[Utterance]]:
     if current:
         found.append(current)
     return [w for w in found if any(u.role == "user" for u in w)]
-
-
-async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date) -> list[str]:
-    """Stage 1: the facts the user's words carry, in the language spoken — one call per window
-    of the transcript (``windows``), facts in order, each once."""
-    unique: list[str] = []
-    _, utils = _mem0()
-    for window in windows(utterances):
-        messages = extraction_messages(window, day)
-        reply = await llm.complete_json(messages, FACTS_SCHEMA, "facts")
-        parsed = parse_reply("extract", reply)
-        if not isinstance(parsed.get("facts"), list):
-            raise GarbageReply("extract", reply)
-        for fact in (str(f).strip() for f in utils.normalize_facts(parsed["facts"])):
-            if fact and fact not in unique:
-                unique.append(fact)
-    return unique
 
 
 @dataclass(frozen=True, slots=True)

@@ -37,12 +37,12 @@ from memory import entities, schema
 from memory.identity import ME
 from memory.locks import holding_person
 from memory.registry import Speakers
-from memory.schema import Memory, MemoryClass, MemoryId, PersonId
+from memory.schema import Decay, Memory, MemoryClass, MemoryId, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async, store_call
 from memory.writes import Duplicate, MemoryWriter, NoTagging
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
-from workers import mem0_stages, tagging
+from workers import extraction, mem0_stages, slots, sources, tag_rules, tagging
 from workers.contract import SessionJob
 from workers.mem0_stages import MergeOp, Utterance
 
@@ -113,6 +113,8 @@ class Outcome:
     unchanged: int = 0
     duplicates: list[str] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)  # facts the merge reply left out
+    rejected: list[dict[str, str]] = field(default_factory=list)  # facts not stored, and why
+    rules: list[dict[str, str]] = field(default_factory=list)  # what the slot rules decided
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     tagged: int = 0
     tags_pending: int = 0
@@ -205,9 +207,12 @@ class WritePath:
             return Outcome(**{**done, "replayed": True})
         facts = await checkpoint.get("facts")
         if facts is None:
-            facts = await mem0_stages.extract(self.llm, session.utterances, session.day)
-            outcome.llm_calls += len(mem0_stages.windows(session.utterances))
+            found = await extraction.extract(self.llm, session.utterances, session.day)
+            outcome.llm_calls += found.calls
+            facts = found.facts
+            await checkpoint.put("rejected", found.rejected)
             await checkpoint.put("facts", facts)
+        outcome.rejected = await checkpoint.get("rejected") or []
         outcome.facts = len(facts)
         speaker = await self._speaker(session)
         async with self._merging(session.person):
@@ -263,16 +268,91 @@ class WritePath:
     async def _plan_batch(
         self, session: SessionTranscript, batch: int, facts: list[str], outcome: Outcome
     ) -> list[PlannedOp]:
-        """One merge call for up to MERGE_BATCH facts against their similar stored memories."""
+        """Up to MERGE_BATCH facts against their similar stored memories (and the facts before
+        them in this session): the slot rules first (``workers.slots``), then — per
+        ``write.merge`` — one merge call for what they left, or an ADD."""
         vectors = await self._embed(facts)
         limit = self.settings.merge_candidates
         searches = [Search(v, limit) for v in vectors]
         found = await search_async(self.store, session.person, searches, self.clock())
+        found = [[h for h in hits if h.memory.photo is None] for hits in found]  # not the model's
+        names = _names(facts, found)
+        people = [u.text for u in session.utterances if u.role == "user"]
+        mode = self.settings.merge
+        plan: list[PlannedOp] = []
+        written: list[tuple[PlannedOp, Vector]] = []  # this batch's ADDs: later facts' candidates
+        left: list[int] = []
+        for i, (fact, hits, vector) in enumerate(zip(facts, found, vectors, strict=True)):
+            candidates = [
+                slots.Candidate(h.memory.key, h.memory.text, h.memory.subject, h.score)
+                for h in hits
+            ]
+            candidates += [
+                slots.Candidate(op.id, op.text, None, _cosine(vector, v)) for op, v in written
+            ]
+            decision = None
+            if mode != "model":
+                source = sources.source_of(fact, people)
+                decision = slots.decide(fact, source, candidates, names)
+            point = str(uuid.uuid5(_IDS, f"{session.session_id}\x00{batch}.rule.{i}"))
+            if decision is None:
+                if mode == "model" or (mode == "rules+model" and hits):
+                    left.append(i)
+                    continue
+                op = PlannedOp("ADD", fact, None, point)
+                plan.append(op)
+                written.append((op, vector))
+                continue
+            self._ruled(session, fact, decision, outcome)
+            target = decision.target
+            earlier = next(
+                (n for n, (op, _) in enumerate(written) if target and op.id == target.key), None
+            )
+            if earlier is not None:  # a fact of this same session corrected or retracted
+                op, _ = written[earlier]
+                kept = [p for p in plan if p.id != op.id]
+                if decision.event == "UPDATE":
+                    replaced = replace(op, text=fact)
+                    kept.append(replaced)
+                    written[earlier] = (replaced, vector)
+                else:
+                    written.pop(earlier)
+                plan = kept
+                continue
+            if target is None or decision.event == "NONE":
+                plan.append(PlannedOp("NONE", fact, target.key if target else None, point))
+                continue
+            plan.append(PlannedOp(decision.event, fact, target.key, target.key))
+        if left:
+            plan += await self._merged_by_model(
+                session, batch, [facts[i] for i in left], [found[i] for i in left], outcome
+            )
+        return plan
+
+    @staticmethod
+    def _ruled(
+        session: SessionTranscript, fact: str, decision: slots.Decision, outcome: Outcome
+    ) -> None:
+        record = {
+            "fact": fact, "op": decision.event, "rule": decision.rule,
+            "target": decision.target.text if decision.target else "",
+        }  # fmt: skip
+        outcome.rules.append(record)
+        log.info("write.rule", person=session.person, **record)
+
+    async def _merged_by_model(
+        self,
+        session: SessionTranscript,
+        batch: int,
+        facts: list[str],
+        found: list[list[Hit]],
+        outcome: Outcome,
+    ) -> list[PlannedOp]:
+        """mem0's merge call for ``facts`` against their similar stored memories."""
         candidates: dict[str, Memory] = {}
         for hits in found:
             for hit in hits:
-                if hit.memory.photo is None:  # a photo's description is not the model's to edit
-                    candidates.setdefault(hit.memory.key, hit.memory)
+                candidates.setdefault(hit.memory.key, hit.memory)
         shown = list(candidates.values())
         ops = await mem0_stages.merge(self.llm, [m.text for m in shown], facts)
         outcome.llm_calls += 1
@@ -367,6 +447,7 @@ class WritePath:
         if old is not None and await self._allowed(job, old, op):
             await store_call(self.store, self.store.delete, job.session.person, [old.key])
             job.outcome.deleted.append(op.id)
+            log.info("write.deleted", person=job.session.person, text=old.text, because=op.text)
 
     async def _allowed(self, job: _Job, old: Memory, op: PlannedOp) -> bool:
         """Source priority: a write may not overturn a memory from a higher-priority source."""
@@ -439,48 +520,47 @@ class WritePath:
             saved = {t: (None if v is None else dataclasses.asdict(v)) for t, v in tags.items()}
             if checkpoint is not None:
                 await checkpoint.put("tags", saved)
-        known = {name for text in texts for name in entities.names_in(text)}
+        known = await self._known_names(person, texts)
         async with self.writer.locked(person):  # the patch, not the LLM call, holds the store
             # read again under the lock: a memory revised since it was tagged keeps waiting
             current = await store_call(self.store, self.store.get, person, ids)
             for memory in current:
-                await self._patch(person, memory, saved.get(memory.text), known, outcome)
+                if memory.text not in saved:
+                    continue  # revised since it was tagged: stays pending for the next job
+                settled = tag_rules.settle(memory.text, _tags_of(saved[memory.text]), day, known)
+                await self._patch(person, memory, settled, known, outcome)
+
+    async def _known_names(self, person: PersonId, texts: list[str]) -> set[str]:
+        """Names the household uses: introduced in these texts or in the person's memories
+        (「我儿子叫乐乐」 stored last week makes 乐乐 a subject today)."""
+        page = await store_call(self.store, self.store.scroll, person)
+        known = {
+            n for t in [*texts, *(m.text for m in page.memories)] for n in entities.names_in(t)
+        }
+        known.update(
+            m.subject for m in page.memories
+            if m.subject and m.subject not in entities.RELATIONS and m.subject not in ("我", ME)
+        )  # fmt: skip
+        return known
 
     async def _patch(
-        self,
-        person: PersonId,
-        memory: Memory,
-        raw: dict[str, Any] | None,
-        known: set[str],
+        self, person: PersonId, memory: Memory, tags: tagging.Tags, known: set[str],
         outcome: Outcome,
-    ) -> None:
-        """One memory's tags into its payload (under the store lock), or back to pending."""
-        retag_key = keys.retag(person)
-        if raw is None:
-            await store_call(
-                self.store,
-                self.store.set_payload,
-                person,
-                [memory.key],
-                {schema.TAGS_PENDING: True},
-            )
-            await self.redis.sadd(retag_key, memory.key)
-            outcome.tags_pending += 1
-            log.warning("write.tags_pending", person=person, text=memory.text)
-            return
+    ) -> None:  # fmt: skip
+        """One memory's tags into its payload (under the store lock)."""
         patch = {
-            schema.CLS: raw["cls"],
-            schema.DECAY: raw["decay"],
-            schema.EXPIRES_AT: raw["expires_at"],
-            schema.SUBJECT: raw["subject"],
-            schema.ENTITIES: list(entities.entities_for(memory.text, raw["subject"], known)),
+            schema.CLS: tags.cls.value,
+            schema.DECAY: tags.decay.value,
+            schema.EXPIRES_AT: tags.expires_at,
+            schema.SUBJECT: tags.subject,
+            schema.ENTITIES: list(entities.entities_for(memory.text, tags.subject, known)),
             schema.TAGS_PENDING: False,
         }
         await store_call(self.store, self.store.set_payload, person, [memory.key], patch)
-        await self.redis.srem(retag_key, memory.key)
+        await self.redis.srem(keys.retag(person), memory.key)
         outcome.tagged += 1
-        if raw["cls"] == MemoryClass.SAFETY.value:
-            log.info("write.safety", person=person, text=memory.text, subject=raw["subject"])
+        if tags.cls is MemoryClass.SAFETY:
+            log.info("write.safety", person=person, text=memory.text, subject=tags.subject)
 
 
 def _fallback_id(op: PlannedOp) -> str:
@@ -503,6 +583,36 @@ def _uncovered(facts: list[str], found: list[list[Hit]], plan: list[PlannedOp]) 
     return missing
 
 
+def _tags_of(raw: dict[str, Any] | None) -> tagging.Tags | None:
+    """Checkpointed tags back into ``Tags`` (None: the model gave none usable for the text)."""
+    if raw is None:
+        return None
+    return tagging.Tags(
+        MemoryClass(raw["cls"]), Decay(raw["decay"]), raw["expires_at"], raw["subject"]
+    )
+
+
+def _cosine(a: Vector, b: Vector) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = (sum(x * x for x in a) * sum(y * y for y in b)) ** 0.5
+    return dot / norm if norm else 0.0
+
+
+def _names(facts: list[str], found: list[list[Hit]]) -> list[str]:
+    """Names the facts and their candidates introduce or are about (「女儿叫小橙子」 → 小橙子)."""
+    names: list[str] = []
+    texts = [*facts, *(h.memory.text for hits in found for h in hits)]
+    subjects = [h.memory.subject for hits in found for h in hits if h.memory.subject]
+    for name in [*(n for t in texts for n in entities.names_in(t)), *subjects]:
+        if (
+            name not in names
+            and name not in entities.RELATIONS
+            and entities.canonical(name) == name
+        ):
+            names.append(name)
+    return [n for n in names if n != ME and n != "我"]
+
+
 def _summary(outcome: Outcome) -> dict[str, Any]:
     return {
         "session": outcome.session_id,
@@ -512,6 +622,8 @@ def _summary(outcome: Outcome) -> dict[str, Any]:
         "deleted": len(outcome.deleted),
         "duplicates": len(outcome.duplicates),
         "recovered": len(outcome.recovered),
+        "rejected": len(outcome.rejected),
+        "rules": len(outcome.rules),
         "conflicts": len(outcome.conflicts),
         "tagged": outcome.tagged,
         "tags_pending": outcome.tags_pending,

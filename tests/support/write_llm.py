@@ -43,7 +43,7 @@ class WriteScript:
             return self.fail_next.pop(0)
         messages = body["messages"]
         text = "\n".join(str(m["content"]) for m in messages)
-        if "Personal Information Organizer" in text:
+        if "整理一个家庭语音助手的长期记忆" in text:
             return self._extract(body, text)
         if "smart memory manager" in text:
             return self._merge(body, text)
@@ -64,13 +64,14 @@ class WriteScript:
         self.calls.append("extract")
         if not self._format_ok(body, "facts"):
             return self._refuse("extraction without the facts JSON schema")
-        if self.day and f"Today's date is {self.day}." not in text:
+        if self.day and f"对话日期：{self.day}" not in text:
             return self._refuse("extraction prompt lacks the conversation date")
-        if "Chinese in, Chinese out" not in text or "user:" not in text:
+        if "只从「用户」的话里取" not in text or "\n用户：" not in text:
             return self._refuse("extraction prompt lacks the household rules or the conversation")
+        conversation = text.split("\n对话：\n", 1)[-1]
         facts: list[str] = []
         for said, extracted in self.facts.items():
-            if f"user: {said}" in text or said in text.split("user:", 1)[-1]:
+            if f"用户：{said}" in conversation or said in conversation:
                 facts += extracted
         return Reply(json.dumps({"facts": facts}, ensure_ascii=False))
 

@@ -63,6 +63,11 @@ class WriteRig:
         finally:
             await worker.close()
 
+    def merge_with(self, mode: str) -> None:
+        """``write.merge`` for the next worker: ``model`` exercises mem0's merge call."""
+        write = self.settings.write.model_copy(update={"merge": mode})
+        self.settings = self.settings.model_copy(update={"write": write})
+
     def texts(self, person: str = "zhang") -> list[str]:
         return sorted(m.text for m in self.memory.store.scroll(person).memories)  # type: ignore[arg-type]
 

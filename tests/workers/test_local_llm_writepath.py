@@ -1,4 +1,4 @@
-"""The write path's two LLM stages that need judgement — extraction and tagging — through the
+"""The write path's two LLM calls that need judgement — extraction and tagging — through the
 real local model (llama.cpp, json_object + schema grammar), on a short Chinese conversation.
 
 Slow: about a minute on 2 cores (model load, two calls). Part of the default suite; run alone
@@ -16,7 +16,7 @@ from memory.schema import Decay, MemoryClass
 from providers.llm import JsonLLM
 from providers.processes import LocalLLMServer
 from tests.providers.test_local_llm import local_llm  # noqa: F401 - the shared fixture
-from workers import mem0_stages, tagging
+from workers import extraction, tagging
 from workers.mem0_stages import Utterance
 
 pytestmark = pytest.mark.local_llm
@@ -30,7 +30,7 @@ async def test_extraction_and_tagging_with_the_local_model(
     said = [Utterance("user", "老张", "我老婆对海鲜过敏，尤其是虾"),
             Utterance("assistant", "me", "好的，我记住了。")]  # fmt: skip
     day = dt.date(2026, 11, 25)
-    facts = await mem0_stages.extract(llm, said, day)
+    facts = (await extraction.extract(llm, said, day)).facts
     assert facts, "the local model extracted nothing"
     seafood = next(f for f in facts if "海鲜" in f)
     assert not re.search(r"[A-Za-z]{3,}", seafood), f"not kept in Chinese: {seafood}"

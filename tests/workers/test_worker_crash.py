@@ -84,7 +84,7 @@ async def test_killed_worker_rerun_stores_nothing_twice(
         await arq.aclose()
         await llm.stop()
     assert script.problems == []
-    assert script.calls == ["extract", "merge", "tag", "tag"]  # no stage ran twice but the cut one
+    assert script.calls == ["extract", "tag", "tag"]  # no stage ran twice but the cut one
     store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
     try:
         memories = store.scroll(PersonId("zhang")).memories

@@ -1,0 +1,173 @@
+"""Stage 1 of the write path: the facts people said in a session, for Chinese household speech.
+
+mem0's extraction prompt (English, a user talking to a chatbot) was the starting point; with the
+1.5B local model it stored commands and questions as facts, dropped negations (「我不吃香菜」 →
+「香菜」), invented subjects and copied the assistant's false claims. This prompt says, in Chinese
+and with worked examples that are *not* bench items, what a household memory is. Around the call,
+deterministic steps the model cannot get wrong:
+
+- a session with no utterance worth remembering (``sources.memorable``) makes no call at all;
+- a fact must be what a person said (``sources.supported``), never the assistant's words;
+- a fact that lost the meaning of its source — a bare noun, a dropped negation — is replaced by
+  the person's own utterance (``keep_meaning``);
+- prompt fragments, placeholders and questions are rejected (``rejected``), each one logged;
+- relative dates are resolved against the session's day (``dates.annotate``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from memory import entities
+from providers.llm import StructuredLLM
+from workers import dates, sources
+from workers.mem0_stages import FACTS_SCHEMA, GarbageReply, Utterance, parse_reply, windows
+
+log = structlog.get_logger(__name__)
+
+PROMPT = """你负责整理一个家庭语音助手的长期记忆。下面是一段对话：「用户」是家里人说的话，「助手」是语音助手说的话。
+把用户说出的、以后还用得上的家庭信息写成记忆。规则：
+1. 只从「用户」的话里取。「助手」的话只用来理解上下文：助手说的内容（它可能说错，也可能声称做了没做的事）绝不能写成记忆。
+2. 每条记忆是一句完整的中文陈述句，写明说的是谁：用户自己写「我」，家人写「我妈妈」「我老婆」「我女儿」这样的关系词，有名字就带上名字，宠物写名字。把「她」「他」「它」换成具体的人或宠物。
+3. 否定和限制一个字都不能丢：「不吃」「不能」「过敏」「千万别」「受不了」都要保留。
+4. 时间照原话抄：「明天」「下周三下午」「每周四晚上七点」，不要自己换算。
+5. 改了的事只写新的说法（「改到周五了」写成「……改到周五了」）；说错了更正的，只写更正后的内容，不写错的那一半。
+6. 取消的事写成「……取消了」；用户自己说「算了」「不去了」的打算不要写。
+7. 这些不是记忆：提问（现在几点、明天会下雨吗）、让助手做事的命令（放歌、关灯、定闹钟、打电话）、打招呼、道谢、闲聊天气、唤醒词。整段都是这些就返回空列表。
+只返回 JSON：{{"facts": ["……", "……"]}}
+
+例子一
+用户：我外公八十了，耳朵不太好
+助手：老人家听力下降很常见。
+用户：他不能吃太咸的，医生说血压高
+→ {{"facts": ["我外公八十岁了，耳朵不太好", "我外公不能吃太咸的，医生说他血压高"]}}
+
+例子二
+用户：把空调打开
+助手：好的，空调已经打开，顺便帮你预约了明天的保洁。
+用户：谢谢
+→ {{"facts": []}}
+
+例子三
+用户：我表哥周五来杭州
+助手：好的。
+用户：不对，是周六来，他周五要加班
+→ {{"facts": ["我表哥周六来杭州"]}}
+
+对话日期：{day}
+对话：
+{conversation}"""
+
+_FRAGMENTS = re.compile(
+    r"说话人|用户|助手|记忆|JSON|json|facts|subject|cls|示例|例子|规则|陈述句|关系词|\.\.\.|……|"
+    r"<[^>]*>|\{|\}|xxx|XXX|某某"
+)
+_QUESTION = re.compile(r"[？?]\s*$|吗[。.]?$")
+# negation in content (不吃, 不能, 没法, 别给); 「不是」「不对」 are corrections, not content
+_NEGATION = re.compile(r"不(?!是|对|过)|没(?!问题|事)|别|未|禁|忌|勿|免")
+_CLAUSES = re.compile(r"[，,。.！!；;]+")
+BARE = 5  # a fact this short (characters) from a longer utterance has lost its meaning
+
+
+@dataclass
+class Extracted:
+    """Stage 1's result: the facts kept, and what was rejected and why (logged, reported)."""
+
+    facts: list[str] = field(default_factory=list)
+    rejected: list[dict[str, str]] = field(default_factory=list)
+    calls: int = 0
+
+
+def messages(window: Sequence[Utterance], day: dt.date) -> list[dict[str, str]]:
+    lines = "\n".join(f"{'用户' if u.role == 'user' else '助手'}：{u.text.strip()}" for u in window)
+    return [{"role": "user", "content": PROMPT.format(day=day.isoformat(), conversation=lines)}]
+
+
+def rejected(fact: str) -> str | None:
+    """Why a fact may not be stored (None: it may)."""
+    if _FRAGMENTS.search(fact):
+        return "prompt fragment or placeholder"
+    if _QUESTION.search(fact):
+        return "a question"
+    if len(fact.strip("，。,. ")) < 2:
+        return "empty"
+    return None
+
+
+def keep_meaning(fact: str, source: str | None) -> str:
+    """The fact, or the person's own words where the fact lost its meaning: too bare
+    (「香菜」 from 「我不吃香菜，一点都不能放」), or without the negation of the clause it came from
+    (the clause, or the whole utterance when the clause names nobody)."""
+    if source is None:
+        return fact
+    said = sources.strip_wake_words(source).strip("，。！!,. ")
+    if len(fact) <= BARE < len(said):
+        return said
+    clauses = [c for c in _CLAUSES.split(said) if c]
+    clause = max(clauses, key=lambda c: sources.support(fact, c), default=said)
+    if _NEGATION.search(fact):
+        return fact
+    if sources.support(fact, clause) >= 0.5 and _NEGATION.search(clause):
+        return clause if entities.subject_of(clause) is not None else said
+    if sources.support(fact, clause) < 0.5 <= sources.support(fact, said) and _NEGATION.search(
+        said
+    ):
+        return said  # the fact's words span clauses, one of which negates
+    return fact
+
+
+async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date) -> Extracted:
+    """The facts the people in the session said, in order, each once."""
+    out = Extracted()
+    people = [u.text for u in utterances if u.role == "user"]
+    if not sources.has_memorable(people):
+        log.info("extract.nothing_to_remember", utterances=len(utterances))
+        return out
+    said = "\n".join(people)
+    assistant = "\n".join(u.text for u in utterances if u.role == "assistant")
+    for window in windows(utterances):
+        reply = await llm.complete_json(messages(window, day), FACTS_SCHEMA, "facts")
+        out.calls += 1
+        for raw in _facts(reply):
+            _consider(out, raw, people, said, assistant, day)
+    return out
+
+
+def _facts(reply: str) -> list[str]:
+    parsed = parse_reply("extract", reply)
+    items = parsed.get("facts")
+    if not isinstance(items, list):
+        raise GarbageReply("extract", reply)
+    found = []
+    for item in items:
+        if isinstance(item, dict):  # {"fact": ...} or {"text": ...} from a chatty model
+            item = item.get("fact") or item.get("text") or ""
+        text = str(item).strip()
+        if text:
+            found.append(text)
+    return found
+
+
+def _consider(
+    out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date
+) -> None:
+    reason = rejected(raw)
+    if reason is None and not sources.supported(raw, said, assistant):
+        reason = "not said by a person (the assistant's words, or invented)"
+    if reason is not None:
+        out.rejected.append({"fact": raw, "reason": reason})
+        log.info("extract.rejected", fact=raw, reason=reason)
+        return
+    fact = dates.annotate(keep_meaning(raw, sources.source_of(raw, people)), day)
+    if fact not in out.facts:
+        out.facts.append(fact)
+
+
+def as_json(extracted: Extracted) -> dict[str, Any]:
+    return {"facts": extracted.facts, "rejected": extracted.rejected, "calls": extracted.calls}

@@ -1,0 +1,198 @@
+"""Deterministic merge rules: a new value replaces the old one, a retraction removes it, a
+restatement adds nothing — decided before (and instead of) the merge model where the rule is sure.
+
+mem0's merge stage asks the model for ADD / UPDATE / DELETE / NONE. The 1.5B local model never
+chose anything but ADD: a move was added next to the old district, a changed class day next to
+the old day. So the write path reads a *slot* off each text — whose fact it is and what kind
+(where they live, where they work or study, a name, an age, the schedule of one class) — and:
+
+- a new fact in the slot of a stored one supersedes it (UPDATE: the old text stays in history);
+- a spoken correction (「不是…是…」「说错了」) supersedes the closest memory of the same kind,
+  even when the subject changed (「对青霉素过敏的是我妈，不是我爸」);
+- a cancellation (「取消了」「不去了」) deletes the closest memory it shares words with, and is
+  itself not a memory;
+- a restatement of a known constraint (nothing new in it) adds nothing.
+
+Safety constraints are many-valued: a new allergy never replaces another one, only a
+correction does. Anything the rules are not sure about goes to the merge model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from memory import entities
+from workers import dates, sources
+
+Kind = str
+CORRECTION = re.compile(r"不是|说错|搞错|弄错|记错|其实|更正|纠正|不对|口误")
+CHANGE = re.compile(
+    r"改到|改成|改为|换成|换到|调到|调成|搬到|搬去|搬家|跳槽|换了|现在|已经|不再|以后"
+)
+RETRACTION = re.compile(r"取消|不去了|不用去了|不办了|不买了|算了|作罢|推掉|泡汤|黄了")
+RESTATING = re.compile(r"还是|依然|照常|照旧|仍然|再说一遍|我说过|说过了|记住啊")
+_KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
+    (
+        "constraint",
+        re.compile(r"过敏|不能吃|不能喝|不能碰|忌口|禁忌|中毒|恐惧症|哮喘|糖尿病|高血压"),
+    ),
+    ("residence", re.compile(r"住在|住|搬到|搬去|搬家|家在")),
+    ("work", re.compile(r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)")),
+    ("school", re.compile(r"年级|幼儿园|上学|小学|初中|高中|大学|[大中小]班")),
+    ("name", re.compile(r"叫|名字")),
+    ("age", re.compile(r"岁|年纪")),
+)
+_CLASS = re.compile(r"([\u4e00-\u9fff]{1,3}课)")
+# words a restatement may use freely: who, the constraint's verbs, emphasis
+_RESTATE_FILLER = re.compile(
+    "|".join(
+        sorted(
+            (*entities.RELATIONS, *(w for g in entities.SYNONYMS for w in g)), key=len, reverse=True
+        )
+    )
+    + r"|再说一遍|我说过|记住|你|我们|我|对|过敏|不能|不要|千万|别|吃|喝|碰|绝对|一定|尤其是|尤其|"
+    r"特别|会|就|都|也|还|是|有|一口|一点|啊|呀|了|的|嘛|吧|和"
+)
+_PUNCT = re.compile(r"[，,。.！!？?；;、\s]+")
+SUPERSEDE_SIMILARITY = 0.4  # same subject and slot: the embedder scores a move ~0.47
+CORRECTION_SIMILARITY = 0.6  # a correction of someone else's fact: 「我妈…」 vs 「我爸…」 ~0.87
+RETRACTION_SIMILARITY = 0.45  # 「打疫苗的事取消了」 vs the planned vaccination: ~0.51
+RESTATEMENT_SIMILARITY = 0.7
+SAME_VALUE_SIMILARITY = 0.95  # 「女儿叫小橙子。」 again; a changed name scores ~0.89
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    subject: str
+    kind: Kind
+
+    @property
+    def single(self) -> bool:
+        """One value at a time (a home, a job, an age); constraints accumulate."""
+        return self.kind != "constraint"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A memory (stored, or written earlier in this job) a new fact may act on."""
+
+    key: str
+    text: str
+    subject: str | None
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    event: Literal["UPDATE", "DELETE", "NONE"]
+    target: Candidate | None
+    rule: str
+
+
+def slot_of(text: str, names: Iterable[str] = (), subject: str | None = None) -> Slot | None:
+    who = entities.canonical(subject or entities.subject_of(text, names) or "我")
+    lesson = _CLASS.search(text)
+    if lesson is not None and not _KINDS[0][1].search(text):
+        return Slot(who, f"schedule:{lesson.group(1)[-3:]}")
+    for kind, pattern in _KINDS:
+        if pattern.search(text):
+            return Slot(who, kind)
+    return None
+
+
+def objects(text: str) -> list[str]:
+    """What a constraint is about once who, verbs and emphasis are removed (「虾」「海鲜」)."""
+    return [p for p in _PUNCT.split(_RESTATE_FILLER.sub(" ", text)) if p.strip()]
+
+
+def decide(
+    fact: str,
+    source: str | None,
+    candidates: Sequence[Candidate],
+    names: Iterable[str] = (),
+) -> Decision | None:
+    """What the rules are sure of for ``fact`` (None: let the merge model decide)."""
+    names = list(names)
+    said = source or fact
+    ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
+    if RETRACTION.search(fact) or (RETRACTION.search(said) and len(fact) <= len(said)):
+        target = next(
+            (c for c in ranked
+             if c.score >= RETRACTION_SIMILARITY and _shares_words(fact, c.text)),
+            None,
+        )  # fmt: skip
+        return Decision("DELETE" if target else "NONE", target, "retraction")
+    mine = slot_of(fact, names)
+    if mine is None:
+        return _restatement(fact, ranked, names)
+    same_kind = [c for c in ranked if _kind(c, names) == mine.kind]
+    if CORRECTION.search(said):
+        target = next((c for c in same_kind if c.score >= CORRECTION_SIMILARITY), None)
+        if target is None:
+            target = next(
+                (c for c in same_kind
+                 if c.score >= SUPERSEDE_SIMILARITY and _subject(c, names) == mine.subject),
+                None,
+            )  # fmt: skip
+        if target is not None:
+            return Decision("UPDATE", target, "correction")
+    if mine.single:
+        target = next(
+            (c for c in same_kind
+             if c.score >= SUPERSEDE_SIMILARITY and _subject(c, names) == mine.subject),
+            None,
+        )  # fmt: skip
+        if target is not None:
+            if _an_instance(fact, said, target.text):
+                return Decision("NONE", target, "instance of a schedule")
+            if target.score >= SAME_VALUE_SIMILARITY or _same_text(fact, target.text):
+                return Decision("NONE", target, "same value")
+            return Decision("UPDATE", target, "same slot")
+    return _restatement(fact, ranked, names, mine)
+
+
+def _restatement(
+    fact: str, ranked: Sequence[Candidate], names: Sequence[str], mine: Slot | None = None
+) -> Decision | None:
+    subject = mine.subject if mine else entities.canonical(entities.subject_of(fact, names) or "我")
+    wanted = objects(fact)
+    for c in ranked:
+        if c.score < RESTATEMENT_SIMILARITY or _subject(c, names) != subject:
+            continue
+        if wanted and all(o in c.text for o in wanted):
+            return Decision("NONE", c, "restatement")
+    return None
+
+
+def _an_instance(fact: str, said: str, old: str) -> bool:
+    """「明天周四，晚上还是七点的吉他课」 is one lesson of 「每周四晚上七点有吉他课」, not a change."""
+    if CHANGE.search(said) or CORRECTION.search(said):
+        return False
+    return dates.recurring(old) and (
+        not dates.recurring(fact) or RESTATING.search(said) is not None
+    )
+
+
+def _kind(candidate: Candidate, names: Sequence[str]) -> Kind | None:
+    slot = slot_of(candidate.text, names, candidate.subject)
+    return slot.kind if slot else None
+
+
+def _subject(candidate: Candidate, names: Sequence[str]) -> str:
+    return entities.canonical(
+        candidate.subject or entities.subject_of(candidate.text, names) or "我"
+    )
+
+
+def _same_text(a: str, b: str) -> bool:
+    fold = re.compile(r"[\s，,。.！!？?；;、\"'“”]+")
+    return fold.sub("", a) == fold.sub("", b)
+
+
+def _shares_words(fact: str, text: str) -> bool:
+    """A retraction names what it retracts (「打疫苗的事取消了」 → 疫苗)."""
+    mine = sources.bigrams(RETRACTION.sub(" ", fact)) - {"的事", "那个", "这个", "还是"}
+    return bool(mine & sources.bigrams(text))

@@ -1,0 +1,122 @@
+"""What in a session can be the source of a memory, decided without an LLM.
+
+Only what people said is a source; the assistant's turns are context (it can be wrong, and it
+claims acts it never did). Of the people's utterances, commands (「放首歌」), questions
+(「现在几点了」), greetings, thanks, wake words and weather small talk carry nothing to remember:
+a session of nothing else costs no LLM call and leaves no memory. A fact the model extracts must
+be *said* by a person: most of its wording has to come from their utterances, not from the
+assistant's (``supported``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memory.entities import RELATIONS
+
+_WAKE = re.compile(r"(?:你好|嗨|嘿|hi|hey)?[，,\s]*小[智爱度艺]{1,2}(?:同学)?[，,。！!\s]*", re.I)
+_SMALL_TALK = re.compile(
+    r"^(?:你好|您好|嗨|哈喽|在吗|在不在|早上好|早安|中午好|晚上好|晚安|谢谢|谢啦|多谢|好的|好吧|"
+    r"嗯+|哦+|啊+|哈+|行|可以|对|是的|没事了?|不用了|拜拜|再见|退下吧?)[啊呀哈吧呢了嗯！!。.，,\s]*$"
+)
+_WEATHER = re.compile(r"天气|下雨|下雪|好热|好冷|太热|太冷|气温|刮风|出太阳")
+_QUESTION_END = re.compile(r"(?:吗|呢|么|嘛|没有|不)[？?。.！!]*$|[？?]\s*$")
+_INTERROGATIVE = re.compile(r"几点|多少|什么时候|哪里|哪儿|怎么|为什么|多久|多远|谁|什么|哪")
+_COMMAND = re.compile(
+    r"^(?:请|麻烦|帮我|给我|替我|你)?(?:放|播|播放|打开|关|关掉|关上|调|调大|调小|设|设置|定|订|"
+    r"查|查一下|搜|讲|唱|来|念|读|暂停|停|继续|下一首|上一首|拨|叫|导航|翻译|算(?!了))"
+)
+_REQUEST = re.compile(r"^(?:请|麻烦|帮我|给我|替我|你|把|帮忙)")
+_DEVICE_ACT = re.compile(
+    r"电话|闹钟|音乐|歌|灯|空调|电视|窗帘|音量|声音|导航|计时|定时|微信|短信|消息|笑话|故事|"
+    r"小一点|大一点|亮一点|暗一点"
+)
+_REMEMBER = re.compile(r"记住|记一下|记下|别忘了|你要记得|帮我记")
+_PERSONAL = re.compile(r"我|咱|俺|他|她|它|家|" + "|".join(re.escape(w) for w in RELATIONS))
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_PARTS = re.compile(r"[，,。.！!？?；;、\s]+")
+
+
+def strip_wake_words(text: str) -> str:
+    return _WAKE.sub("", text).strip()
+
+
+def memorable(text: str) -> bool:
+    """Could this utterance carry something worth remembering? False only for what is clearly
+    not: wake words, greetings and thanks, questions, device commands, weather small talk;
+    every other statement goes to the model (a name it has never heard, 「小橙子每周六上钢琴课」,
+    must not be lost to this filter). Utterances in other scripts are left to the model."""
+    said = strip_wake_words(text)
+    parts = [p for p in _PARTS.split(said) if p]
+    if not parts or all(_SMALL_TALK.match(p) for p in parts):
+        return False
+    if not _CJK.search(said):
+        return len(said.split()) >= 3  # another language: the model decides
+    if _REMEMBER.search(said):
+        return True
+    question = _QUESTION_END.search(said) is not None or (
+        _INTERROGATIVE.search(said) is not None and not _PERSONAL.search(said)
+    )
+    if question:
+        return False
+    command = _COMMAND.match(said) is not None or (
+        (_REQUEST.match(said) is not None or len(said) <= 6)
+        and _DEVICE_ACT.search(said) is not None
+    )
+    if command and not _statement_after_command(said):
+        return False
+    return not (_WEATHER.search(said) and not _PERSONAL.search(said))
+
+
+def _statement_after_command(said: str) -> bool:
+    """「提醒我明天下午三点去医院」 carries an event; 「帮我给我妈打个电话」 does not."""
+    return re.search(r"明天|后天|下周|下个?月|[号日]|周[一二三四五六日天]", said) is not None and (
+        re.search(r"提醒", said) is not None
+    )
+
+
+def has_memorable(utterances: Sequence[str]) -> bool:
+    return any(memorable(u) for u in utterances)
+
+
+def bigrams(text: str) -> set[str]:
+    """Character pairs of the CJK and word runs of ``text`` (what wording a fact shares)."""
+    runs = re.findall(r"[\u4e00-\u9fff]+|[a-z0-9]+", text.lower())
+    pairs: set[str] = set()
+    for run in runs:
+        if run.isascii():
+            pairs.add(run)
+            continue
+        pairs.update(run[i : i + 2] for i in range(len(run) - 1))
+        if len(run) == 1:
+            pairs.add(run)
+    return pairs
+
+
+_FILLER = frozenset({"我的", "我们", "一个", "的是", "是我", "了我", "我要", "我在"})
+
+
+def support(fact: str, said: str) -> float:
+    """Share of the fact's wording (bigrams) found in ``said``."""
+    mine = bigrams(fact) - _FILLER
+    if not mine:
+        return 0.0
+    return len(mine & bigrams(said)) / len(mine)
+
+
+def supported(fact: str, people: str, assistant: str, floor: float = 0.4) -> bool:
+    """Is the fact what people said? Most of its wording is theirs, and more of it is theirs than
+    the assistant's (a fact built from the assistant's claim fails the second test)."""
+    theirs = support(fact, people)
+    return theirs >= floor and theirs >= support(fact, assistant) - 0.2
+
+
+def source_of(fact: str, utterances: Sequence[str]) -> str | None:
+    """The person's utterance a fact comes from (most shared wording), None if none shares any."""
+    best, best_score = None, 0.0
+    for utterance in utterances:
+        score = support(fact, utterance)
+        if score > best_score:
+            best, best_score = utterance, score
+    return best

@@ -1,0 +1,64 @@
+"""What the tagging model's answer may not get wrong, settled by rules on the memory's text.
+
+The tagging call still decides what needs judgement (a preference or a fact). The rest is read
+off the text, because the 1.5B model got it wrong often enough to matter:
+
+- **subject**: who the text is about (``entities.subject_of``: 「我妈在吃降压药」 → 妈妈, never
+  医生 and never a fragment of the prompt); the model's subject only when the text names nobody,
+  and only if the text mentions it;
+- **class**: a text stating a constraint (an allergy, a medicine, an illness, 「不能吃」) is
+  ``safety``; one that states none is not, whatever the model said;
+- **decay / expiry**: a recurring schedule (「每周四」) is never an event and never expires; a
+  one-off date the text names (resolved against the session's day) is the expiry of the event,
+  in place of the model's arithmetic; an event with no usable date never expires.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Iterable
+
+from memory import entities
+from memory.schema import Decay, MemoryClass
+from workers import dates
+from workers.tagging import Tags
+
+CONSTRAINT = re.compile(
+    r"过敏|不耐受|不能吃|不能喝|不能碰|不能沾|不能用|忌口|禁忌|忌[食吃]|中毒|恐惧症|哮喘|糖尿病|高血压|"
+    r"心脏病|癫痫|痛风|[\u4e00-\u9fff]{1,3}药|药物"
+)
+
+
+def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
+    found = entities.subject_of(text, names)
+    if found is not None:
+        return entities.canonical(found)
+    if proposed:
+        word = entities.canonical(proposed)
+        group = [proposed, word, *(w for g in entities.SYNONYMS if word in g for w in g)]
+        if any(w in text for w in group):
+            return word
+    return "我"
+
+
+def settle(text: str, tags: Tags | None, day: dt.date, names: Iterable[str]) -> Tags:
+    """The model's tags for ``text`` with the rules applied (``tags`` None: the model gave no
+    usable tags for it — the rules alone decide, with ``fact`` where judgement was needed)."""
+    cls = tags.cls if tags is not None else MemoryClass.FACT
+    if CONSTRAINT.search(text):
+        cls = MemoryClass.SAFETY
+    elif cls is MemoryClass.SAFETY:
+        cls = MemoryClass.FACT
+    who = subject(text, tags.subject if tags is not None else None, names)
+    if cls is MemoryClass.SAFETY:
+        return Tags(cls, Decay.VOLUME, None, who)
+    if dates.recurring(text):
+        return Tags(MemoryClass.FACT if cls is MemoryClass.EVENT else cls, Decay.VOLUME, None, who)
+    day_of = dates.one_off_date(text, day)
+    if day_of is not None and cls is not MemoryClass.PREFERENCE:
+        end = dt.datetime.combine(day_of, dt.time(23, 59, 59)).timestamp()
+        return Tags(MemoryClass.EVENT, Decay.TIME, end, who)
+    if cls is MemoryClass.EVENT and tags is not None and tags.expires_at is not None:
+        return Tags(cls, Decay.TIME, tags.expires_at, who)
+    return Tags(cls, Decay.VOLUME, None, who)
