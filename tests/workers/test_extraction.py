@@ -1,0 +1,71 @@
+"""Stage 1's guards around the model: no call for noise, the assistant's claims and prompt
+fragments rejected, meaning kept, dates resolved — with a scripted extraction reply."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from providers.llm import Message
+from workers import extraction
+from workers.extraction import keep_meaning, rejected
+from workers.mem0_stages import Utterance
+
+DAY = dt.date(2026, 11, 25)
+
+
+class Replies:
+    def __init__(self, facts: list[Any]) -> None:
+        self.facts = facts
+        self.prompts: list[str] = []
+
+    async def complete_json(
+        self, messages: list[Message], schema: dict[str, Any], name: str
+    ) -> str:
+        self.prompts.append(str(messages[-1]["content"]))
+        return "好的，结果如下：" + json.dumps({"facts": self.facts}, ensure_ascii=False)
+
+
+def said(*lines: tuple[str, str]) -> list[Utterance]:
+    return [Utterance("user" if who == "u" else "assistant", who, text) for who, text in lines]
+
+
+async def test_a_noise_session_makes_no_call() -> None:
+    llm = Replies(["现在几点了"])
+    found = await extraction.extract(llm, said(("u", "现在几点了"), ("a", "八点。")), DAY)
+    assert found.facts == [] and found.calls == 0 and llm.prompts == []
+
+
+async def test_the_assistants_claims_and_prompt_fragments_are_rejected() -> None:
+    llm = Replies(["我女儿叫小橙子", "小橙子上小学二年级", "说话人自己写「我」", "她几岁？"])
+    found = await extraction.extract(
+        llm,
+        said(("u", "我女儿叫小橙子"), ("a", "小橙子今年上小学二年级了吧"), ("u", "她才五岁")),
+        DAY,
+    )
+    assert found.facts == ["我女儿叫小橙子"]
+    reasons = {r["fact"]: r["reason"] for r in found.rejected}
+    assert "assistant" in reasons["小橙子上小学二年级"]
+    assert reasons["说话人自己写「我」"].startswith("prompt fragment")
+    assert reasons["她几岁？"] == "a question"
+    prompt = llm.prompts[0]
+    assert "用户：我女儿叫小橙子" in prompt and "助手：小橙子今年上小学二年级了吧" in prompt
+    assert "对话日期：2026-11-25" in prompt
+
+
+async def test_meaning_and_dates_are_kept() -> None:
+    llm = Replies(["香菜", {"fact": "下周三下午我要带小橙子去打疫苗"}])
+    found = await extraction.extract(
+        llm, said(("u", "我不吃香菜，一点都不能放"), ("u", "下周三下午我要带小橙子去打疫苗")), DAY
+    )
+    assert found.facts == ["我不吃香菜，一点都不能放", "下周三（12月2日）下午我要带小橙子去打疫苗"]
+
+
+def test_keep_meaning_restores_a_dropped_negation_from_its_clause() -> None:
+    assert (
+        keep_meaning("我老婆喜欢吃辣", "我老婆不喜欢吃辣的，微辣都受不了") == "我老婆不喜欢吃辣的"
+    )
+    corrected = "我之前说错了，小橙子不是对芒果过敏，是对猕猴桃过敏"
+    assert keep_meaning("小橙子对猕猴桃过敏", corrected) == "小橙子对猕猴桃过敏"
+    assert rejected("我喜欢喝绿茶") is None

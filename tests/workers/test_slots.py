@@ -1,0 +1,60 @@
+"""The merge rules: a new value replaces the old, a correction fixes the right memory, a
+retraction removes it, a restatement adds nothing; a new constraint never replaces another."""
+
+from __future__ import annotations
+
+from workers.slots import Candidate, decide, slot_of
+
+NAMES = ["小橙子", "乐乐", "年糕"]
+
+
+def c(text: str, subject: str, score: float) -> Candidate:
+    return Candidate("k-" + text, text, subject, score)
+
+
+def test_slots_read_subject_and_kind() -> None:
+    assert slot_of("我们家上个月搬到滨江区了", NAMES) == slot_of("我们家住在杭州西湖区", NAMES)
+    assert slot_of("我的吉他课从周四改到周五了", NAMES).kind == "schedule:吉他课"  # type: ignore[union-attr]
+    assert slot_of("乐乐现在已经上三年级了", NAMES).subject == "乐乐"  # type: ignore[union-attr]
+    assert slot_of("我妈对青霉素过敏", NAMES).subject == "妈妈"  # type: ignore[union-attr]
+    assert slot_of("我喜欢喝绿茶", NAMES) is None
+
+
+def test_a_new_value_supersedes_the_old_one() -> None:
+    moved = decide("我们家搬到滨江区了", None, [c("我们家住在杭州西湖区", "我", 0.47)], NAMES)
+    assert moved is not None and moved.event == "UPDATE" and moved.rule == "same slot"
+    job = decide("我跳槽了，现在在网易上班", None, [c("我在阿里巴巴工作", "我", 0.42)], NAMES)
+    assert job is not None and job.event == "UPDATE"
+
+
+def test_someone_elses_value_is_not_replaced() -> None:
+    assert decide("我女儿叫小橙子", None, [c("我儿子叫乐乐", "儿子", 0.51)], NAMES) is None
+
+
+def test_a_correction_moves_a_constraint_to_the_right_person() -> None:
+    said = "刚想起来，对青霉素过敏的是我妈，不是我爸"
+    fixed = decide("我妈对青霉素过敏", said, [c("我爸对青霉素过敏", "爸爸", 0.87)], NAMES)
+    assert fixed is not None and fixed.event == "UPDATE" and fixed.rule == "correction"
+
+
+def test_a_new_allergy_never_replaces_another() -> None:
+    stored = [c("我老婆对海鲜过敏，尤其是虾", "老婆", 0.8)]
+    assert decide("我老婆对芒果过敏", None, stored, NAMES) is None
+    again = decide("我老婆海鲜过敏，虾绝对不能吃", "再说一遍", stored, NAMES)
+    assert again is not None and again.event == "NONE" and again.rule == "restatement"
+
+
+def test_a_retraction_deletes_what_it_names_and_is_not_stored() -> None:
+    planned = [c("下周三下午带小橙子去打疫苗", "小橙子", 0.51)]
+    gone = decide("打疫苗的事取消了", None, planned, NAMES)
+    assert gone is not None and gone.event == "DELETE" and gone.target == planned[0]
+    unrelated = decide("出差取消了", None, planned, NAMES)
+    assert unrelated is not None and unrelated.event == "NONE" and unrelated.target is None
+
+
+def test_one_lesson_of_a_weekly_class_changes_nothing() -> None:
+    weekly = [c("我每周四晚上七点有吉他课", "我", 0.8)]
+    lesson = decide("明天（11月26日）周四，晚上还是七点的吉他课", None, weekly, NAMES)
+    assert lesson is not None and lesson.event == "NONE"
+    moved = decide("我的吉他课改到周五了", None, weekly, NAMES)
+    assert moved is not None and moved.event == "UPDATE"

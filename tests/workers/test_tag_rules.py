@@ -1,0 +1,38 @@
+"""Tags the model may not get wrong: subject, safety, recurring schedules, resolved expiry."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from memory.schema import Decay, MemoryClass
+from workers.tag_rules import settle
+from workers.tagging import Tags
+
+DAY = dt.date(2026, 11, 25)
+
+
+def test_the_subject_is_read_off_the_text() -> None:
+    doctor = Tags(MemoryClass.FACT, Decay.VOLUME, None, "医生")
+    tags = settle("我妈在吃降压药，医生交代不能吃西柚", doctor, DAY, [])
+    assert tags.subject == "妈妈" and tags.cls is MemoryClass.SAFETY
+    leaked = Tags(MemoryClass.FACT, Decay.VOLUME, None, "说话人自己写「我」")
+    assert settle("我在网易上班", leaked, DAY, []).subject == "我"
+    assert settle("年糕肠胃不好，不能喝牛奶", None, DAY, ["年糕"]).subject == "年糕"
+
+
+def test_safety_follows_the_text_not_the_model() -> None:
+    wrong = Tags(MemoryClass.SAFETY, Decay.VOLUME, None, "我")
+    assert settle("我在一家医院当护士", wrong, DAY, []).cls is MemoryClass.FACT
+    missed = Tags(MemoryClass.FACT, Decay.VOLUME, None, "老婆")
+    assert settle("我老婆对海鲜过敏", missed, DAY, []).cls is MemoryClass.SAFETY
+
+
+def test_a_weekly_class_never_expires_and_a_dated_event_does() -> None:
+    as_event = Tags(MemoryClass.EVENT, Decay.TIME, 1.0, "我")
+    weekly = settle("我每周四晚上七点有吉他课", as_event, DAY, [])
+    assert weekly.cls is MemoryClass.FACT and weekly.decay is Decay.VOLUME
+    assert weekly.expires_at is None
+    vaccine = settle("下周三（12月2日）下午带小橙子去打疫苗", None, DAY, ["小橙子"])
+    assert vaccine.cls is MemoryClass.EVENT and vaccine.decay is Decay.TIME
+    assert vaccine.expires_at is not None
+    assert dt.datetime.fromtimestamp(vaccine.expires_at).date() == dt.date(2026, 12, 2)
