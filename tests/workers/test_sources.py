@@ -24,7 +24,8 @@ def test_noise_is_not_memorable(said: str) -> None:
     "said",
     [
         "我不吃香菜", "小橙子每周六上午上钢琴课", "年糕肠胃不好，不能喝牛奶", "算了，上海不去了",
-        "帮我记一下，我女儿对鸡蛋过敏", "提醒我明天下午三点去医院", "My daughter is allergic to peanuts.",
+        "帮我记一下，我女儿对鸡蛋过敏", "提醒我明天下午三点去医院",
+        "My daughter is allergic to peanuts.",
     ],
 )  # fmt: skip
 def test_statements_are_memorable(said: str) -> None:
