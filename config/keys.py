@@ -68,8 +68,12 @@ def write_checkpoint(session_id: str) -> str:
 
 
 def retag(person: str) -> str:
-    """Memories of a person whose tagging failed: retried by the person's next write job."""
+    """Memories of a person waiting for tags (stored by the API, MCP or console, or revised
+    since tagged): tagged by the person's next write job or tag job."""
     return f"{PREFIX}retag:{person}"
+
+
+RETAG_PATTERN = f"{PREFIX}retag:*"  # every person's retag set (the pending-tags gauge)
 
 
 def conflicts(person: str) -> str:

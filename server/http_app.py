@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
 from starlette.requests import Request
@@ -21,7 +23,9 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route
 from starlette.types import ASGIApp, Scope
 
+from config import keys
 from config.settings import HearthSettings
+from server import metrics
 from server.admin import admin_routes, person_routes, status_routes, trace_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.body_guard import Authenticate, BodyGuard, plain_too_large
@@ -35,6 +39,20 @@ from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000
+
+
+async def _count_pending_tags(redis: Redis) -> None:
+    """The pending-tags gauge from the retag sets (a dead Redis leaves the last value)."""
+    try:
+        found = [key async for key in redis.scan_iter(match=keys.RETAG_PATTERN, count=500)]
+        pipe = redis.pipeline(transaction=False)
+        for key in found:
+            pipe.scard(key)
+        total = sum(int(n) for n in await pipe.execute()) if found else 0
+    except RedisError as exc:
+        log.warning("metrics.pending_tags_unavailable", error=repr(exc))
+        return
+    metrics.TAGS_PENDING.set(total)
 
 
 @dataclass
@@ -150,6 +168,7 @@ def _routes(services: HttpServices) -> Starlette:
         supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(supplied.encode(), services.metrics_token.encode()):
             return JSONResponse({"error": "metrics need Authorization: Bearer <token>"}, 401)
+        await _count_pending_tags(services.devices.redis)
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return Starlette(

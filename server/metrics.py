@@ -66,3 +66,7 @@ CLAIMS_REPLACED = Counter(
     "hearth_turn_claimed_actions_replaced_total",
     "Reply sentences that claimed an action no tool took, replaced before TTS",
 )
+TAGS_PENDING = Gauge(
+    "hearth_memory_tags_pending",
+    "Memories waiting for the write worker's tags, all persons (read from Redis at each scrape)",
+)

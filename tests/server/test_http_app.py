@@ -6,7 +6,9 @@ import time
 
 import httpx
 import pytest
+from redis.asyncio import Redis
 
+from config import keys
 from server.auth import DeviceCredentials
 from tests.conftest import RunningHearth, RunningHttp
 
@@ -63,7 +65,9 @@ async def test_ota_rejects_incomplete_requests(
     assert response.status_code == status and response.json() == body
 
 
-async def test_metrics_need_the_bearer_token(http_app: RunningHttp) -> None:
+async def test_metrics_need_the_bearer_token(http_app: RunningHttp, redis: Redis) -> None:
+    await redis.sadd(keys.retag("zhang"), "m1", "m2")  # two memories waiting for tags
+    await redis.sadd(keys.retag("li"), "m3")
     async with httpx.AsyncClient(base_url=http_app.base_url) as client:
         refused = await client.get("/metrics")
         wrong = await client.get("/metrics", headers={"Authorization": "Bearer nope"})
@@ -71,4 +75,5 @@ async def test_metrics_need_the_bearer_token(http_app: RunningHttp) -> None:
         health = await client.get("/health")
     assert refused.status_code == 401 and wrong.status_code == 401
     assert allowed.status_code == 200 and "hearth_device_connections" in allowed.text
+    assert "hearth_memory_tags_pending 3.0" in allowed.text
     assert health.json() == {"status": "ok"}
