@@ -20,7 +20,6 @@ import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import structlog
 
@@ -81,6 +80,7 @@ class Extracted:
 
     facts: list[str] = field(default_factory=list)
     rejected: list[dict[str, str]] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)  # utterances the model left out, kept
     calls: int = 0
 
 
@@ -136,7 +136,44 @@ async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date)
         out.calls += 1
         for raw in _facts(reply):
             _consider(out, raw, people, said, assistant, day)
+    for utterance in uncovered(people, out.facts):
+        fact = dates.annotate(utterance, day)
+        if fact not in out.facts:
+            out.facts.append(fact)
+            out.recovered.append(fact)
+            log.info("extract.recovered", fact=fact)
     return out
+
+
+_OPENERS = re.compile(r"^(?:对|是啊|是的|嗯|哦|啊|对了|还有|另外|然后|跟你说|告诉你)[，,。！!\s]*")
+
+
+def uncovered(people: Sequence[str], facts: Sequence[str]) -> list[str]:
+    """People's statements the model drew no fact from (it dropped 「我女儿叫小橙子，今年五岁了」
+    while keeping the next line): the person's own words become the fact. Not for an utterance
+    that is not memorable, is itself a retraction or correction, or is followed by one (「我想
+    下周去学游泳」 … 「算了，还是不去了」), nor for one that does not speak about the household."""
+    drawn_from = {sources.source_of(fact, people) for fact in facts}
+    found = []
+    for i, utterance in enumerate(people):
+        text = _OPENERS.sub("", sources.strip_wake_words(utterance)).strip("，。！!,. ")
+        if len(text) < 4 or not sources.memorable(text) or not sources.personal(text):
+            continue
+        if any(sources.revises(later) for later in people[i:]) or utterance in drawn_from:
+            continue
+        found.append(tidy(_resolve_pronoun(text, people[:i])))
+    return found
+
+
+def _resolve_pronoun(text: str, before: Sequence[str]) -> str:
+    """「他最喜欢听越剧」 after 「我爸今年七十二了」 → 「爸爸最喜欢听越剧」."""
+    if not text.startswith(("他", "她", "它")) or text.startswith(("他们", "她们", "它们")):
+        return text
+    for earlier in reversed(before):
+        who = entities.subject_of(earlier)
+        if who is not None and entities.canonical(who) != "我":
+            return entities.canonical(who) + text[1:]
+    return text
 
 
 def _facts(reply: str) -> list[str]:
@@ -158,16 +195,54 @@ def _consider(
     out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date
 ) -> None:
     reason = rejected(raw)
-    if reason is None and not sources.supported(raw, said, assistant):
+    comparable = _CJK.search(said) is not None  # a translated fact cannot be traced by wording
+    if reason is None and comparable and not sources.supported(raw, said, assistant):
         reason = "not said by a person (the assistant's words, or invented)"
+    source = sources.source_of(raw, people)
+    at = people.index(source) if source is not None else -1
+    if reason is None and source is not None and _retracted(people, at):
+        reason = "retracted later in the session"
     if reason is not None:
         out.rejected.append({"fact": raw, "reason": reason})
         log.info("extract.rejected", fact=raw, reason=reason)
         return
-    fact = dates.annotate(keep_meaning(raw, sources.source_of(raw, people)), day)
+    fact = tidy(keep_meaning(raw, source))
+    fact = dates.annotate(_resolve_pronoun(fact, people[: max(at, 0)]), day)
     if fact not in out.facts:
         out.facts.append(fact)
 
 
-def as_json(extracted: Extracted) -> dict[str, Any]:
-    return {"facts": extracted.facts, "rejected": extracted.rejected, "calls": extracted.calls}
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_RETRACTS = re.compile(r"^(?:哦|嗯|啊|唉)?[，,\s]*(?:算了|不去了|不用了|还是不|取消)")
+
+
+def _retracted(people: list[str], at: int) -> bool:
+    """The person takes it back right after saying it (「我想下周去学游泳」 「算了，还是不去了」)."""
+    if at < 0 or at + 1 >= len(people):
+        return False
+    return _RETRACTS.search(sources.strip_wake_words(people[at + 1])) is not None
+
+
+_CORRECTION_OPENER = re.compile(
+    r"^(?:哦|嗯|啊)?[，,\s]*(?:我之前说错了|我说错了|之前说错了|说错了|搞错了|不对|刚想起来|更正一下|纠正一下)[，,。！!\s]*"
+)
+_NOT_BUT = re.compile(
+    r"^(?P<who>[^，,。]*?)不是(?P<old>[^，,。]*?)[，,]\s*(?:而)?是(?P<new>[^，,。]+)"
+)
+_TRAILING_NOT = re.compile(r"[，,]\s*不是[^，,。]*")
+_LEADING_NOT = re.compile(r"^不是[^，,。]*[，,]\s*(?=\S)")
+
+
+def tidy(fact: str) -> str:
+    """A correction keeps only the corrected value: 「我之前说错了，小橙子不是对芒果过敏，是对猕猴桃
+    过敏」 → 「小橙子对猕猴桃过敏」; 「年糕其实是四岁，不是三岁」 → 「年糕其实是四岁」."""
+    text = _CORRECTION_OPENER.sub("", fact)
+    match = _NOT_BUT.match(text)
+    if match is not None:
+        new = match.group("new")
+        joined = match.group("who") + (
+            new if new.startswith(("对", "在", "叫", "住")) else "是" + new
+        )
+        text = joined + text[match.end() :]
+    text = _LEADING_NOT.sub("", _TRAILING_NOT.sub("", text)).strip("，,。 ")
+    return text or fact

@@ -39,7 +39,7 @@ _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         "constraint",
         re.compile(r"过敏|不能吃|不能喝|不能碰|忌口|禁忌|中毒|恐惧症|哮喘|糖尿病|高血压"),
     ),
-    ("residence", re.compile(r"住在|住|搬到|搬去|搬家|家在")),
+    ("residence", re.compile(r"住在|住(?!院|宿|手|口|了院)|搬到|搬去|搬家|家在")),
     ("work", re.compile(r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)")),
     ("school", re.compile(r"年级|幼儿园|上学|小学|初中|高中|大学|[大中小]班")),
     ("name", re.compile(r"叫|名字")),
@@ -57,7 +57,7 @@ _RESTATE_FILLER = re.compile(
     r"特别|会|就|都|也|还|是|有|一口|一点|啊|呀|了|的|嘛|吧|和"
 )
 _PUNCT = re.compile(r"[，,。.！!？?；;、\s]+")
-SUPERSEDE_SIMILARITY = 0.4  # same subject and slot: the embedder scores a move ~0.47
+SUPERSEDE_SIMILARITY = 0.25  # same subject and slot is the evidence; a job change scores ~0.35
 CORRECTION_SIMILARITY = 0.6  # a correction of someone else's fact: 「我妈…」 vs 「我爸…」 ~0.87
 RETRACTION_SIMILARITY = 0.45  # 「打疫苗的事取消了」 vs the planned vaccination: ~0.51
 RESTATEMENT_SIMILARITY = 0.7
@@ -127,6 +127,15 @@ def decide(
         return Decision("DELETE" if target else "NONE", target, "retraction")
     mine = slot_of(fact, names)
     if mine is None:
+        if CORRECTION.search(said) or CHANGE.search(fact):
+            # 「体检改到下周六了」 after 「周六带我妈去体检」: the closest memory it names
+            target = next(
+                (c for c in ranked
+                 if c.score >= CORRECTION_SIMILARITY and _shares_words(fact, c.text)),
+                None,
+            )  # fmt: skip
+            if target is not None:
+                return Decision("UPDATE", target, "correction")
         return _restatement(fact, ranked, names)
     same_kind = [c for c in ranked if _kind(c, names) == mine.kind]
     if CORRECTION.search(said):

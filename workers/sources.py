@@ -25,7 +25,7 @@ _QUESTION_END = re.compile(r"(?:吗|呢|么|嘛|没有|不)[？?。.！!]*$|[？
 _INTERROGATIVE = re.compile(r"几点|多少|什么时候|哪里|哪儿|怎么|为什么|多久|多远|谁|什么|哪")
 _COMMAND = re.compile(
     r"^(?:请|麻烦|帮我|给我|替我|你)?(?:放|播|播放|打开|关|关掉|关上|调|调大|调小|设|设置|定|订|"
-    r"查|查一下|搜|讲|唱|来|念|读|暂停|停|继续|下一首|上一首|拨|叫|导航|翻译|算(?!了))"
+    r"查|查一下|搜|讲|唱|来|念|读|暂停|停|继续|下一首|上一首|拨|叫|导航|翻译|算(?!了)|说说|聊聊|讲讲)"
 )
 _REQUEST = re.compile(r"^(?:请|麻烦|帮我|给我|替我|你|把|帮忙)")
 _DEVICE_ACT = re.compile(
@@ -74,6 +74,19 @@ def _statement_after_command(said: str) -> bool:
     return re.search(r"明天|后天|下周|下个?月|[号日]|周[一二三四五六日天]", said) is not None and (
         re.search(r"提醒", said) is not None
     )
+
+
+_REVISES = re.compile(r"算了|不去了|取消|不对|不是|说错|搞错|弄错|记错|改到|改成")
+
+
+def personal(text: str) -> bool:
+    """Does the statement speak about the household (我, 家, a relation, 他/她/它)?"""
+    return _PERSONAL.search(text) is not None
+
+
+def revises(text: str) -> bool:
+    """Is this a retraction or correction of something said before?"""
+    return _REVISES.search(text) is not None
 
 
 def has_memorable(utterances: Sequence[str]) -> bool:

@@ -7,7 +7,8 @@ off the text, because the 1.5B model got it wrong often enough to matter:
   医生 and never a fragment of the prompt); the model's subject only when the text names nobody,
   and only if the text mentions it;
 - **class**: a text stating a constraint (an allergy, a medicine, an illness, 「不能吃」) is
-  ``safety``; one that states none is not, whatever the model said;
+  ``safety``; one that states none is not, whatever the model said; a liking or a dislike
+  (「喜欢」「不吃」) the model called a fact is a ``preference``;
 - **decay / expiry**: a recurring schedule (「每周四」) is never an event and never expires; a
   one-off date the text names (resolved against the session's day) is the expiry of the event,
   in place of the model's arithmetic; an event with no usable date never expires.
@@ -30,6 +31,9 @@ CONSTRAINT = re.compile(
 )
 
 
+LIKING = re.compile(r"喜欢|爱吃|爱喝|爱听|爱看|爱玩|最爱|讨厌|不吃|不喝|不爱|受不了|偏爱|口味")
+
+
 def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
     found = entities.subject_of(text, names)
     if found is not None:
@@ -50,6 +54,8 @@ def settle(text: str, tags: Tags | None, day: dt.date, names: Iterable[str]) -> 
         cls = MemoryClass.SAFETY
     elif cls is MemoryClass.SAFETY:
         cls = MemoryClass.FACT
+    if cls is MemoryClass.FACT and LIKING.search(text):
+        cls = MemoryClass.PREFERENCE  # a liking or a dislike is a preference
     who = subject(text, tags.subject if tags is not None else None, names)
     if cls is MemoryClass.SAFETY:
         return Tags(cls, Decay.VOLUME, None, who)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import re
 import time
 import uuid
 from collections import OrderedDict
@@ -52,6 +53,8 @@ CONFLICT_LOG_LIMIT = 500
 VECTOR_CACHE = 1024
 COVER_SIMILARITY = 0.6  # a NONE/UPDATE/DELETE on a memory this close accounts for a fact
 MERGE_BATCH = 20  # facts per merge call: a long session's facts and their candidates fit the model
+RULE_CANDIDATES = 10  # stored memories the slot rules look at per fact
+_NEGATED = re.compile(r"不|没")
 
 
 class RecordError(ValueError):
@@ -272,13 +275,17 @@ class WritePath:
         them in this session): the slot rules first (``workers.slots``), then — per
         ``write.merge`` — one merge call for what they left, or an ADD."""
         vectors = await self._embed(facts)
-        limit = self.settings.merge_candidates
+        mode = self.settings.merge
+        # the rules look further than the model is shown: a slot-mate (the old employer) can
+        # rank below five closer but unrelated memories
+        limit = self.settings.merge_candidates if mode == "model" else max(
+            self.settings.merge_candidates, RULE_CANDIDATES
+        )  # fmt: skip
         searches = [Search(v, limit) for v in vectors]
         found = await search_async(self.store, session.person, searches, self.clock())
         found = [[h for h in hits if h.memory.photo is None] for hits in found]  # not the model's
         names = _names(facts, found)
         people = [u.text for u in session.utterances if u.role == "user"]
-        mode = self.settings.merge
         plan: list[PlannedOp] = []
         written: list[tuple[PlannedOp, Vector]] = []  # this batch's ADDs: later facts' candidates
         left: list[int] = []
@@ -321,6 +328,18 @@ class WritePath:
                 continue
             if target is None or decision.event == "NONE":
                 plan.append(PlannedOp("NONE", fact, target.key if target else None, point))
+                continue
+            acted = next((n for n, p in enumerate(plan) if p.target == target.key), None)
+            if acted is not None:
+                # two facts of one session on one memory (「搬到滨江区了」「不住西湖区了」): one
+                # write; the statement of the new value wins over the denial of the old one
+                if (
+                    plan[acted].event == "UPDATE"
+                    and decision.event == "UPDATE"
+                    and (_NEGATED.search(plan[acted].text) and not _NEGATED.search(fact))
+                ):
+                    plan[acted] = replace(plan[acted], text=fact)
+                plan.append(PlannedOp("NONE", fact, target.key, point))
                 continue
             plan.append(PlannedOp(decision.event, fact, target.key, target.key))
         if left:

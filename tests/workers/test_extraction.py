@@ -44,7 +44,8 @@ async def test_the_assistants_claims_and_prompt_fragments_are_rejected() -> None
         said(("u", "我女儿叫小橙子"), ("a", "小橙子今年上小学二年级了吧"), ("u", "她才五岁")),
         DAY,
     )
-    assert found.facts == ["我女儿叫小橙子"]
+    # 「她才五岁」, which the model left out, is kept in the person's words, 她 resolved
+    assert found.facts == ["我女儿叫小橙子", "女儿才五岁"] and found.recovered == ["女儿才五岁"]
     reasons = {r["fact"]: r["reason"] for r in found.rejected}
     assert "assistant" in reasons["小橙子上小学二年级"]
     assert reasons["说话人自己写「我」"].startswith("prompt fragment")
@@ -69,3 +70,17 @@ def test_keep_meaning_restores_a_dropped_negation_from_its_clause() -> None:
     corrected = "我之前说错了，小橙子不是对芒果过敏，是对猕猴桃过敏"
     assert keep_meaning("小橙子对猕猴桃过敏", corrected) == "小橙子对猕猴桃过敏"
     assert rejected("我喜欢喝绿茶") is None
+
+
+async def test_what_is_taken_back_is_not_stored_and_a_correction_keeps_the_new_value() -> None:
+    llm = Replies(["我想下周去学游泳", "我之前说错了，小橙子不是对芒果过敏，是对猕猴桃过敏"])
+    found = await extraction.extract(
+        llm,
+        said(("u", "我想下周去学游泳"), ("u", "算了，还是不去了"),
+             ("u", "我之前说错了，小橙子不是对芒果过敏，是对猕猴桃过敏")),
+        DAY,
+    )  # fmt: skip
+    assert found.facts == ["小橙子对猕猴桃过敏"]
+    assert found.rejected == [
+        {"fact": "我想下周去学游泳", "reason": "retracted later in the session"}
+    ]

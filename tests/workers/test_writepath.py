@@ -152,7 +152,8 @@ async def test_an_unusable_tag_item_is_settled_by_the_rules_never_left_pending(
     assert medicine.cls is MemoryClass.SAFETY and medicine.subject == "爸爸"
     assert not medicine.tags_pending and medicine.expires_at is None
     tea = memories["我喜欢喝绿茶"]
-    assert tea.cls is MemoryClass.FACT and tea.subject == "我" and not tea.tags_pending
+    # no usable class from the model: the rules read a liking as a preference
+    assert tea.cls is MemoryClass.PREFERENCE and tea.subject == "我" and not tea.tags_pending
     assert await rig.redis.scard(keys.retag("zhang")) == 0
 
 
