@@ -95,6 +95,8 @@ def rejected(fact: str) -> str | None:
         return "prompt fragment or placeholder"
     if _QUESTION.search(fact):
         return "a question"
+    if not sources.memorable(fact):
+        return "not a memory (a greeting, wake word, command or question)"
     if len(fact.strip("，。,. ")) < 2:
         return "empty"
     return None

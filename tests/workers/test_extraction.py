@@ -38,10 +38,17 @@ async def test_a_noise_session_makes_no_call() -> None:
 
 
 async def test_the_assistants_claims_and_prompt_fragments_are_rejected() -> None:
-    llm = Replies(["我女儿叫小橙子", "小橙子上小学二年级", "说话人自己写「我」", "她几岁？"])
+    llm = Replies(
+        ["我女儿叫小橙子", "小橙子上小学二年级", "说话人自己写「我」", "她几岁？", "你好小智"]
+    )
     found = await extraction.extract(
         llm,
-        said(("u", "我女儿叫小橙子"), ("a", "小橙子今年上小学二年级了吧"), ("u", "她才五岁")),
+        said(
+            ("u", "你好小智"),
+            ("u", "我女儿叫小橙子"),
+            ("a", "小橙子今年上小学二年级了吧"),
+            ("u", "她才五岁"),
+        ),
         DAY,
     )
     # 「她才五岁」, which the model left out, is kept in the person's words, 她 resolved
@@ -50,6 +57,7 @@ async def test_the_assistants_claims_and_prompt_fragments_are_rejected() -> None
     assert "assistant" in reasons["小橙子上小学二年级"]
     assert reasons["说话人自己写「我」"].startswith("prompt fragment")
     assert reasons["她几岁？"] == "a question"
+    assert reasons["你好小智"].startswith("not a memory")
     prompt = llm.prompts[0]
     assert "用户：我女儿叫小橙子" in prompt and "助手：小橙子今年上小学二年级了吧" in prompt
     assert "对话日期：2026-11-25" in prompt
