@@ -119,41 +119,24 @@ def decide(
     said = source or fact
     ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
     if RETRACTION.search(fact) or (RETRACTION.search(said) and len(fact) <= len(said)):
-        target = next(
-            (c for c in ranked
-             if c.score >= RETRACTION_SIMILARITY and _shares_words(fact, c.text)),
-            None,
-        )  # fmt: skip
+        target = _named_by(fact, ranked, RETRACTION_SIMILARITY)
         return Decision("DELETE" if target else "NONE", target, "retraction")
     mine = slot_of(fact, names)
     if mine is None:
         if CORRECTION.search(said) or CHANGE.search(fact):
             # 「体检改到下周六了」 after 「周六带我妈去体检」: the closest memory it names
-            target = next(
-                (c for c in ranked
-                 if c.score >= CORRECTION_SIMILARITY and _shares_words(fact, c.text)),
-                None,
-            )  # fmt: skip
+            target = _named_by(fact, ranked, CORRECTION_SIMILARITY)
             if target is not None:
                 return Decision("UPDATE", target, "correction")
         return _restatement(fact, ranked, names)
     same_kind = [c for c in ranked if _kind(c, names) == mine.kind]
     if CORRECTION.search(said):
         target = next((c for c in same_kind if c.score >= CORRECTION_SIMILARITY), None)
-        if target is None:
-            target = next(
-                (c for c in same_kind
-                 if c.score >= SUPERSEDE_SIMILARITY and _subject(c, names) == mine.subject),
-                None,
-            )  # fmt: skip
+        target = target or _slot_mate(mine, same_kind, names)
         if target is not None:
             return Decision("UPDATE", target, "correction")
     if mine.single:
-        target = next(
-            (c for c in same_kind
-             if c.score >= SUPERSEDE_SIMILARITY and _subject(c, names) == mine.subject),
-            None,
-        )  # fmt: skip
+        target = _slot_mate(mine, same_kind, names)
         if target is not None:
             if _an_instance(fact, said, target.text):
                 return Decision("NONE", target, "instance of a schedule")
@@ -161,6 +144,22 @@ def decide(
                 return Decision("NONE", target, "same value")
             return Decision("UPDATE", target, "same slot")
     return _restatement(fact, ranked, names, mine)
+
+
+def _named_by(fact: str, ranked: Sequence[Candidate], floor: float) -> Candidate | None:
+    """The closest memory at least ``floor`` similar that the fact names by its words."""
+    return next((c for c in ranked if c.score >= floor and _shares_words(fact, c.text)), None)
+
+
+def _slot_mate(
+    mine: Slot, same_kind: Sequence[Candidate], names: Sequence[str]
+) -> Candidate | None:
+    """The closest memory of the same subject and kind (its value is what changes)."""
+    return next(
+        (c for c in same_kind
+         if c.score >= SUPERSEDE_SIMILARITY and _subject(c, names) == mine.subject),
+        None,
+    )  # fmt: skip
 
 
 def _restatement(
