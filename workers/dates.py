@@ -150,8 +150,17 @@ def _label(kind: str, date: dt.date) -> str | None:
     return f"{date.month}月{date.day}日"
 
 
+# 「游泳训练从周二改成周三了」: a weekly day moved to another — still a schedule, not two dates
+_DAY_MOVED = re.compile(
+    _WEEK
+    + r"[一二三四五六日天][^，,。]{0,6}?(?:改|换|调|挪)(?:到|成|为)"
+    + _WEEK
+    + r"[一二三四五六日天]"
+)
+
+
 def recurring(text: str) -> bool:
-    return RECURRING.search(text) is not None
+    return RECURRING.search(text) is not None or _DAY_MOVED.search(text) is not None
 
 
 def one_off_date(text: str, today: dt.date) -> dt.date | None:

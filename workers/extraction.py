@@ -232,13 +232,22 @@ _NOT_BUT = re.compile(
     r"^(?P<who>[^，,。]*?)不是(?P<old>[^，,。]*?)[，,]\s*(?:而)?是(?P<new>[^，,。]+)"
 )
 _TRAILING_NOT = re.compile(r"[，,]\s*不是[^，,。]*")
+# 「…，你记住啊」「帮我记一下，…」: asking the assistant to remember is not part of the fact
+_REMEMBER_ASK = re.compile(
+    r"[，,]?\s*(?:你|我)?(?:要|可)?(?:记住|记好|记下|记得)(?:了|啊|哦|喔|呀|哈)?[！!。]*$|^(?:帮我|你)?记(?:一下|住|下)[，,：:\s]*"
+)
 _LEADING_NOT = re.compile(r"^不是[^，,。]*[，,]\s*(?=\S)")
 
 
 def tidy(fact: str) -> str:
     """A correction keeps only the corrected value: 「我之前说错了，小橙子不是对芒果过敏，是对猕猴桃
     过敏」 → 「小橙子对猕猴桃过敏」; 「年糕其实是四岁，不是三岁」 → 「年糕其实是四岁」."""
-    text = _CORRECTION_OPENER.sub("", fact)
+    text = _REMEMBER_ASK.sub("", fact).strip()
+    opened = _CORRECTION_OPENER.sub("", text)
+    if opened != text:
+        text = re.sub(
+            r"^是(?=[^的])", "", opened
+        )  # 「不对，是后天下午去银行」 → 「后天下午去银行」
     match = _NOT_BUT.match(text)
     if match is not None:
         new = match.group("new")

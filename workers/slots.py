@@ -60,7 +60,9 @@ _PUNCT = re.compile(r"[，,。.！!？?；;、\s]+")
 SUPERSEDE_SIMILARITY = 0.25  # same subject and slot is the evidence; a job change scores ~0.35
 CORRECTION_SIMILARITY = 0.6  # a correction of someone else's fact: 「我妈…」 vs 「我爸…」 ~0.87
 RETRACTION_SIMILARITY = 0.45  # 「打疫苗的事取消了」 vs the planned vaccination: ~0.51
-RESTATEMENT_SIMILARITY = 0.7
+RETRACTED_EVENT_SIMILARITY = 0.3  # a planned event the cancellation names by its words
+CHANGE_SIMILARITY = 0.4  # 「体检改到下周六了」 vs 「周六带我妈去体检」, both naming 体检
+RESTATEMENT_SIMILARITY = 0.6  # every object must also be in the stored text
 SAME_VALUE_SIMILARITY = 0.95  # 「女儿叫小橙子。」 again; a changed name scores ~0.89
 
 
@@ -83,6 +85,7 @@ class Candidate:
     text: str
     subject: str | None
     score: float
+    event: bool = False  # a one-off plan (what a cancellation usually takes back)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +122,16 @@ def decide(
     said = source or fact
     ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
     if RETRACTION.search(fact) or (RETRACTION.search(said) and len(fact) <= len(said)):
-        target = _named_by(fact, ranked, RETRACTION_SIMILARITY)
+        events = [c for c in ranked if c.event]
+        target = _named_by(fact, events, RETRACTED_EVENT_SIMILARITY) or _named_by(
+            fact, ranked, RETRACTION_SIMILARITY
+        )
         return Decision("DELETE" if target else "NONE", target, "retraction")
     mine = slot_of(fact, names)
     if mine is None:
         if CORRECTION.search(said) or CHANGE.search(fact):
             # 「体检改到下周六了」 after 「周六带我妈去体检」: the closest memory it names
-            target = _named_by(fact, ranked, CORRECTION_SIMILARITY)
+            target = _named_by(fact, ranked, CHANGE_SIMILARITY)
             if target is not None:
                 return Decision("UPDATE", target, "correction")
         return _restatement(fact, ranked, names)
@@ -200,7 +206,15 @@ def _same_text(a: str, b: str) -> bool:
     return fold.sub("", a) == fold.sub("", b)
 
 
+_ANNOTATION = re.compile(r"（[^）]*）")
+_PLAIN = frozenset({"的事", "那个", "这个", "还是", "我要", "我们", "下午", "上午", "晚上", "早上"})
+
+
 def _shares_words(fact: str, text: str) -> bool:
-    """A retraction names what it retracts (「打疫苗的事取消了」 → 疫苗)."""
-    mine = sources.bigrams(RETRACTION.sub(" ", fact)) - {"的事", "那个", "这个", "还是"}
-    return bool(mine & sources.bigrams(text))
+    """A retraction or change names what it is about (「打疫苗的事取消了」 → 疫苗); dates written
+    in by the write path and words every plan has do not count."""
+
+    def words(t: str) -> set[str]:
+        return sources.bigrams(_ANNOTATION.sub(" ", t)) - _PLAIN
+
+    return bool(words(RETRACTION.sub(" ", CHANGE.sub(" ", fact))) & words(text))

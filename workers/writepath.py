@@ -43,7 +43,7 @@ from memory.store import Hit, MemoryStore, Search, search_async, store_call
 from memory.writes import Duplicate, MemoryWriter, NoTagging
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
-from workers import extraction, mem0_stages, slots, sources, tag_rules, tagging
+from workers import dates, extraction, mem0_stages, slots, sources, tag_rules, tagging
 from workers.contract import SessionJob
 from workers.mem0_stages import MergeOp, Utterance
 
@@ -291,11 +291,24 @@ class WritePath:
         left: list[int] = []
         for i, (fact, hits, vector) in enumerate(zip(facts, found, vectors, strict=True)):
             candidates = [
-                slots.Candidate(h.memory.key, h.memory.text, h.memory.subject, h.score)
+                slots.Candidate(
+                    h.memory.key,
+                    h.memory.text,
+                    h.memory.subject,
+                    h.score,
+                    h.memory.cls is MemoryClass.EVENT,
+                )
                 for h in hits
             ]
             candidates += [
-                slots.Candidate(op.id, op.text, None, _cosine(vector, v)) for op, v in written
+                slots.Candidate(
+                    op.id,
+                    op.text,
+                    None,
+                    _cosine(vector, v),
+                    dates.one_off_date(op.text, session.day) is not None,
+                )
+                for op, v in written
             ]
             decision = None
             if mode != "model":

@@ -9,7 +9,7 @@ from typing import Any
 
 from providers.llm import Message
 from workers import extraction
-from workers.extraction import keep_meaning, rejected
+from workers.extraction import keep_meaning, rejected, tidy
 from workers.mem0_stages import Utterance
 
 DAY = dt.date(2026, 11, 25)
@@ -92,3 +92,9 @@ async def test_what_is_taken_back_is_not_stored_and_a_correction_keeps_the_new_v
     assert found.rejected == [
         {"fact": "我想下周去学游泳", "reason": "retracted later in the session"}
     ]
+
+
+def test_asking_to_remember_is_not_part_of_the_fact() -> None:
+    assert tidy("我老婆猫毛过敏，你记住啊") == "我老婆猫毛过敏"
+    assert tidy("帮我记一下，我女儿对鸡蛋过敏") == "我女儿对鸡蛋过敏"
+    assert tidy("不对，是后天下午去银行") == "后天下午去银行"

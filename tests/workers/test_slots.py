@@ -58,3 +58,18 @@ def test_one_lesson_of_a_weekly_class_changes_nothing() -> None:
     assert lesson is not None and lesson.event == "NONE"
     moved = decide("我的吉他课改到周五了", None, weekly, NAMES)
     assert moved is not None and moved.event == "UPDATE"
+
+
+def test_a_cancellation_reaches_the_planned_event_it_names() -> None:
+    trip = Candidate("k-trip", "后天去上海出差", "我", 0.35, event=True)
+    habit = Candidate("k-habit", "我出差的时候喜欢住全季", "我", 0.5)
+    gone = decide("我出差取消了", None, [habit, trip], NAMES)
+    assert gone is not None and gone.event == "DELETE" and gone.target == trip
+
+
+def test_a_changed_date_updates_the_plan_it_names() -> None:
+    plan = [c("周六（11月28日）我要带我妈去体检", "妈妈", 0.45)]
+    moved = decide("体检改到下周六（12月5日）了", "哦不对，不是这周六，体检改到下周六了", plan)
+    assert moved is not None and moved.event == "UPDATE" and moved.target == plan[0]
+    other = decide("会议改到下周了", None, plan)
+    assert other is None
