@@ -269,6 +269,7 @@ async def run_session(
     write_path: WritePath, session: LabelledSession, ended_at: float
 ) -> SessionScore:
     person = person_of(session)
+    write_path.clock = lambda: ended_at  # the job runs as the session ends (expiry, searches)
     known = await seed(write_path, session, ended_at)
     began = time.perf_counter()
     result = SessionScore(session.id, session.split, session.kind, 0.0)
