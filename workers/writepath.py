@@ -324,37 +324,7 @@ class WritePath:
                 written.append((op, vector))
                 continue
             self._ruled(session, fact, decision, outcome)
-            target = decision.target
-            earlier = next(
-                (n for n, (op, _) in enumerate(written) if target and op.id == target.key), None
-            )
-            if earlier is not None:  # a fact of this same session corrected or retracted
-                op, _ = written[earlier]
-                kept = [p for p in plan if p.id != op.id]
-                if decision.event == "UPDATE":
-                    replaced = replace(op, text=fact)
-                    kept.append(replaced)
-                    written[earlier] = (replaced, vector)
-                else:
-                    written.pop(earlier)
-                plan = kept
-                continue
-            if target is None or decision.event == "NONE":
-                plan.append(PlannedOp("NONE", fact, target.key if target else None, point))
-                continue
-            acted = next((n for n, p in enumerate(plan) if p.target == target.key), None)
-            if acted is not None:
-                # two facts of one session on one memory (「搬到滨江区了」「不住西湖区了」): one
-                # write; the statement of the new value wins over the denial of the old one
-                if (
-                    plan[acted].event == "UPDATE"
-                    and decision.event == "UPDATE"
-                    and (_NEGATED.search(plan[acted].text) and not _NEGATED.search(fact))
-                ):
-                    plan[acted] = replace(plan[acted], text=fact)
-                plan.append(PlannedOp("NONE", fact, target.key, point))
-                continue
-            plan.append(PlannedOp(decision.event, fact, target.key, target.key))
+            plan = _placed(plan, written, decision, fact, vector, point)
         if left:
             plan += await self._merged_by_model(
                 session, batch, [facts[i] for i in left], [found[i] for i in left], outcome
@@ -613,6 +583,42 @@ def _uncovered(facts: list[str], found: list[list[Hit]], plan: list[PlannedOp]) 
             continue
         missing.append(fact)
     return missing
+
+
+def _placed(
+    plan: list[PlannedOp],
+    written: list[tuple[PlannedOp, Vector]],
+    decision: slots.Decision,
+    fact: str,
+    vector: Vector,
+    point: str,
+) -> list[PlannedOp]:
+    """The plan with a rule's decision for ``fact`` in it (``written`` kept in step)."""
+    target = decision.target
+    earlier = next((n for n, (op, _) in enumerate(written) if target and op.id == target.key), None)
+    if earlier is not None:  # a fact of this same session corrected or retracted
+        op, _ = written[earlier]
+        kept = [p for p in plan if p.id != op.id]
+        if decision.event == "UPDATE":
+            replaced = replace(op, text=fact)
+            kept.append(replaced)
+            written[earlier] = (replaced, vector)
+        else:
+            written.pop(earlier)
+        return kept
+    if target is None or decision.event == "NONE":
+        return [*plan, PlannedOp("NONE", fact, target.key if target else None, point)]
+    acted = next((n for n, p in enumerate(plan) if p.target == target.key), None)
+    if acted is None:
+        return [*plan, PlannedOp(decision.event, fact, target.key, target.key)]
+    # two facts of one session on one memory (「搬到滨江区了」「不住西湖区了」): one write; the
+    # statement of the new value wins over the denial of the old one
+    first = plan[acted]
+    if first.event == decision.event == "UPDATE" and (
+        _NEGATED.search(first.text) and not _NEGATED.search(fact)
+    ):
+        plan = [*plan[:acted], replace(first, text=fact), *plan[acted + 1 :]]
+    return [*plan, PlannedOp("NONE", fact, target.key, point)]
 
 
 def _tags_of(raw: dict[str, Any] | None) -> tagging.Tags | None:
