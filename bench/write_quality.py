@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import datetime as dt
 import time
-from collections.abc import Awaitable, Callable, Sequence
+import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -260,8 +261,6 @@ async def seed(write_path: WritePath, session: LabelledSession, now: float) -> s
 
 
 def _seed_id(session: LabelledSession, n: int) -> str:
-    import uuid
-
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"hearth-wq/{session.id}/{n}"))
 
 
@@ -290,7 +289,7 @@ async def run(
     write_path: WritePath,
     sessions: SessionSet,
     chosen: Callable[[LabelledSession], bool],
-    progress: Callable[[SessionScore], Awaitable[None] | None] | None = None,
+    progress: Callable[[SessionScore], None] | None = None,
 ) -> list[SessionScore]:
     results = []
     for session in sessions.sessions:
@@ -299,9 +298,7 @@ async def run(
         result = await run_session(write_path, session, sessions.ended_at)
         results.append(result)
         if progress is not None:
-            maybe = progress(result)
-            if maybe is not None:
-                await maybe
+            progress(result)
     return results
 
 
@@ -359,10 +356,8 @@ def table(results: Sequence[SessionScore], title: str) -> Table:
     tallies = {s: tally(results, s) for s in SPLITS}
     for name in FIGURES:
         out.add_row(name, *(_cell(tallies[s][name]) for s in SPLITS))
-    for split_name in ("extra memories",):
-        out.add_row(
-            split_name, *(str(sum(len(r.extra) for r in results if r.split == s)) for s in SPLITS)
-        )
+    extra = [str(sum(len(r.extra) for r in results if r.split == s)) for s in SPLITS]
+    out.add_row("extra memories", *extra)
     out.add_row(
         "seconds per session (mean)",
         *(str(_mean([r.seconds for r in results if r.split == s])) for s in SPLITS),

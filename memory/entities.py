@@ -184,3 +184,18 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
             return word
         return "我"
     return "我" if self_at is not None else None
+
+
+def household_names(texts: Iterable[str], subjects: Iterable[str | None] = ()) -> list[str]:
+    """The names a household uses: introduced in ``texts`` (「女儿叫小橙子」 → 小橙子) and the
+    ``subjects`` that are names — not relation words, their spoken forms or the speaker."""
+    found: list[str] = []
+    for name in [*(n for t in texts for n in names_in(t)), *(s for s in subjects if s)]:
+        if (
+            name not in found
+            and name not in RELATIONS
+            and name not in SELF_WORDS
+            and canonical(name) == name
+        ):
+            found.append(name)
+    return found

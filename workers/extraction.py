@@ -68,8 +68,6 @@ _FRAGMENTS = re.compile(
     r"<[^>]*>|\{|\}|xxx|XXX|某某"
 )
 _QUESTION = re.compile(r"[？?]\s*$|吗[。.]?$")
-# negation in content (不吃, 不能, 没法, 别给); 「不是」「不对」 are corrections, not content
-_NEGATION = re.compile(r"不(?!是|对|过)|没(?!问题|事)|别|未|禁|忌|勿|免")
 _CLAUSES = re.compile(r"[，,。.！!；;]+")
 BARE = 5  # a fact this short (characters) from a longer utterance has lost its meaning
 
@@ -113,13 +111,11 @@ def keep_meaning(fact: str, source: str | None) -> str:
         return said
     clauses = [c for c in _CLAUSES.split(said) if c]
     clause = max(clauses, key=lambda c: sources.support(fact, c), default=said)
-    if _NEGATION.search(fact):
+    if sources.negated(fact):
         return fact
-    if sources.support(fact, clause) >= 0.5 and _NEGATION.search(clause):
+    if sources.support(fact, clause) >= 0.5 and sources.negated(clause):
         return clause if entities.subject_of(clause) is not None else said
-    if sources.support(fact, clause) < 0.5 <= sources.support(fact, said) and _NEGATION.search(
-        said
-    ):
+    if sources.support(fact, clause) < 0.5 <= sources.support(fact, said) and sources.negated(said):
         return said  # the fact's words span clauses, one of which negates
     return fact
 
@@ -197,7 +193,7 @@ def _consider(
     out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date
 ) -> None:
     reason = rejected(raw)
-    comparable = _CJK.search(said) is not None  # a translated fact cannot be traced by wording
+    comparable = sources.chinese(said)  # a translated fact cannot be traced by wording
     if reason is None and comparable and not sources.supported(raw, said, assistant):
         reason = "not said by a person (the assistant's words, or invented)"
     source = sources.source_of(raw, people)
@@ -214,7 +210,6 @@ def _consider(
         out.facts.append(fact)
 
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 _RETRACTS = re.compile(r"^(?:哦|嗯|啊|唉)?[，,\s]*(?:算了|不去了|不用了|还是不|取消)")
 
 

@@ -26,6 +26,8 @@ from typing import Literal
 
 from memory import entities
 from workers import dates, sources
+from workers.tag_rules import CONSTRAINT
+from workers.tagging import align_key
 
 Kind = str
 CORRECTION = re.compile(r"不是|说错|搞错|弄错|记错|其实|更正|纠正|不对|口误")
@@ -35,10 +37,7 @@ CHANGE = re.compile(
 RETRACTION = re.compile(r"取消|不去了|不用去了|不办了|不买了|算了|作罢|推掉|泡汤|黄了")
 RESTATING = re.compile(r"还是|依然|照常|照旧|仍然|再说一遍|我说过|说过了|记住啊")
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
-    (
-        "constraint",
-        re.compile(r"过敏|不能吃|不能喝|不能碰|忌口|禁忌|中毒|恐惧症|哮喘|糖尿病|高血压"),
-    ),
+    ("constraint", CONSTRAINT),  # the one constraint pattern the tags use too
     ("residence", re.compile(r"住在|住(?!院|宿|手|口|了院)|搬到|搬去|搬家|家在")),
     ("work", re.compile(r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)")),
     ("school", re.compile(r"年级|幼儿园|上学|小学|初中|高中|大学|[大中小]班")),
@@ -146,7 +145,7 @@ def decide(
         if target is not None:
             if _an_instance(fact, said, target.text):
                 return Decision("NONE", target, "instance of a schedule")
-            if target.score >= SAME_VALUE_SIMILARITY or _same_text(fact, target.text):
+            if target.score >= SAME_VALUE_SIMILARITY or align_key(fact) == align_key(target.text):
                 return Decision("NONE", target, "same value")
             return Decision("UPDATE", target, "same slot")
     return _restatement(fact, ranked, names, mine)
@@ -199,11 +198,6 @@ def _subject(candidate: Candidate, names: Sequence[str]) -> str:
     return entities.canonical(
         candidate.subject or entities.subject_of(candidate.text, names) or "我"
     )
-
-
-def _same_text(a: str, b: str) -> bool:
-    fold = re.compile(r"[\s，,。.！!？?；;、\"'“”]+")
-    return fold.sub("", a) == fold.sub("", b)
 
 
 _ANNOTATION = re.compile(r"（[^）]*）")

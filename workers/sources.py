@@ -51,7 +51,7 @@ def memorable(text: str) -> bool:
     parts = [p for p in _PARTS.split(said) if p]
     if not parts or all(_SMALL_TALK.match(p) for p in parts):
         return False
-    if not _CJK.search(said):
+    if not chinese(said):
         return len(said.split()) >= 3  # another language: the model decides
     if _REMEMBER.search(said):
         return True
@@ -94,7 +94,9 @@ def has_memorable(utterances: Sequence[str]) -> bool:
 
 
 def bigrams(text: str) -> set[str]:
-    """Character pairs of the CJK and word runs of ``text`` (what wording a fact shares)."""
+    """Character pairs of the CJK and word runs of ``text`` (what wording a fact shares). Not
+    ``memory.terms``: that drops numbers and short words as noise for lexical search, while a
+    fact's wording must keep them (「第12个抽屉」 is not 「第13个抽屉」)."""
     runs = re.findall(r"[\u4e00-\u9fff]+|[a-z0-9]+", text.lower())
     pairs: set[str] = set()
     for run in runs:
@@ -105,6 +107,18 @@ def bigrams(text: str) -> set[str]:
         if len(run) == 1:
             pairs.add(run)
     return pairs
+
+
+def chinese(text: str) -> bool:
+    return _CJK.search(text) is not None
+
+
+# negation in content (不吃, 不能, 没法, 别给); 「不是」「不对」 are corrections, not content
+_NEGATION = re.compile(r"不(?!是|对|过)|没(?!问题|事)|别|未|禁|忌|勿|免")
+
+
+def negated(text: str) -> bool:
+    return _NEGATION.search(text) is not None
 
 
 _FILLER = frozenset({"我的", "我们", "一个", "的是", "是我", "了我", "我要", "我在"})

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import re
 import time
 import uuid
 from collections import OrderedDict
@@ -39,7 +38,7 @@ from memory.identity import ME
 from memory.locks import holding_person
 from memory.registry import Speakers
 from memory.schema import Decay, Memory, MemoryClass, MemoryId, PersonId
-from memory.store import Hit, MemoryStore, Search, search_async, store_call
+from memory.store import Hit, MemoryStore, Search, cosine, search_async, store_call
 from memory.writes import Duplicate, MemoryWriter, NoTagging
 from providers.embedder import Embedder, Vector, embed_async
 from providers.llm import StructuredLLM
@@ -54,7 +53,6 @@ VECTOR_CACHE = 1024
 COVER_SIMILARITY = 0.6  # a NONE/UPDATE/DELETE on a memory this close accounts for a fact
 MERGE_BATCH = 20  # facts per merge call: a long session's facts and their candidates fit the model
 RULE_CANDIDATES = 10  # stored memories the slot rules look at per fact
-_NEGATED = re.compile(r"不|没")
 
 
 class RecordError(ValueError):
@@ -305,7 +303,7 @@ class WritePath:
                     op.id,
                     op.text,
                     None,
-                    _cosine(vector, v),
+                    cosine(vector, v),
                     dates.one_off_date(op.text, session.day) is not None,
                 )
                 for op, v in written
@@ -536,14 +534,10 @@ class WritePath:
         """Names the household uses: introduced in these texts or in the person's memories
         (「我儿子叫乐乐」 stored last week makes 乐乐 a subject today)."""
         page = await store_call(self.store, self.store.scroll, person)
-        known = {
-            n for t in [*texts, *(m.text for m in page.memories)] for n in entities.names_in(t)
-        }
-        known.update(
-            m.subject for m in page.memories
-            if m.subject and m.subject not in entities.RELATIONS and m.subject not in ("我", ME)
-        )  # fmt: skip
-        return known
+        stored = page.memories
+        found = entities.household_names([*texts, *(m.text for m in stored)],
+                                         (m.subject for m in stored))  # fmt: skip
+        return {n for n in found if n != ME}
 
     async def _patch(
         self, person: PersonId, memory: Memory, tags: tagging.Tags, known: set[str],
@@ -615,7 +609,7 @@ def _placed(
     # statement of the new value wins over the denial of the old one
     first = plan[acted]
     if first.event == decision.event == "UPDATE" and (
-        _NEGATED.search(first.text) and not _NEGATED.search(fact)
+        sources.negated(first.text) and not sources.negated(fact)
     ):
         plan = [*plan[:acted], replace(first, text=fact), *plan[acted + 1 :]]
     return [*plan, PlannedOp("NONE", fact, target.key, point)]
@@ -630,25 +624,11 @@ def _tags_of(raw: dict[str, Any] | None) -> tagging.Tags | None:
     )
 
 
-def _cosine(a: Vector, b: Vector) -> float:
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = (sum(x * x for x in a) * sum(y * y for y in b)) ** 0.5
-    return dot / norm if norm else 0.0
-
-
 def _names(facts: list[str], found: list[list[Hit]]) -> list[str]:
-    """Names the facts and their candidates introduce or are about (「女儿叫小橙子」 → 小橙子)."""
-    names: list[str] = []
-    texts = [*facts, *(h.memory.text for hits in found for h in hits)]
-    subjects = [h.memory.subject for hits in found for h in hits if h.memory.subject]
-    for name in [*(n for t in texts for n in entities.names_in(t)), *subjects]:
-        if (
-            name not in names
-            and name not in entities.RELATIONS
-            and entities.canonical(name) == name
-        ):
-            names.append(name)
-    return [n for n in names if n != ME and n != "我"]
+    """Names the facts and their candidates introduce or are about."""
+    memories = [h.memory for hits in found for h in hits]
+    texts = [*facts, *(m.text for m in memories)]
+    return [n for n in entities.household_names(texts, (m.subject for m in memories)) if n != ME]
 
 
 def _summary(outcome: Outcome) -> dict[str, Any]:
