@@ -22,7 +22,7 @@ from qdrant_client import QdrantClient, models
 from config.settings import HearthSettings, SettingsError
 from memory import schema
 from memory.schema import Memory, MemoryId, PersonId
-from memory.store import Hit, Page, Search, lexical_hits, memories_of, owned_by, page_of
+from memory.store import Hit, Page, Search, hits_of, lexical_hits, memories_of, owned_by, page_of
 
 log = structlog.get_logger(__name__)
 # BM25 over the memory texts for lexical searches (as the Edge store's index)
@@ -95,9 +95,12 @@ class QdrantMemoryStore:
     def _filter(person: PersonId, search: Search | None, now: float | None) -> models.Filter:
         if not person:
             raise ValueError("a person is required for every memory operation")
+        tenant = schema.cue_tenant(person) if search is not None and search.cues else person
         must: list[Any] = [
-            models.FieldCondition(key=schema.PERSON, match=models.MatchValue(value=person))
+            models.FieldCondition(key=schema.PERSON, match=models.MatchValue(value=tenant))
         ]
+        if search is not None and search.ids:
+            must.append(models.HasIdCondition(has_id=list(search.ids)))
         must_not: list[Any] = []
         if now is not None and (search is None or search.exclude_expired):
             must_not.append(
@@ -149,10 +152,10 @@ class QdrantMemoryStore:
                 results.append([])
                 continue
             points = next(answers).points
-            memories = [Memory.from_payload(str(p.id), p.payload or {}) for p in points]
             if search.text is None:
-                results.append([Hit(m, p.score) for m, p in zip(memories, points, strict=True)])
+                results.append(hits_of(person, search, points))
             else:
+                memories = [Memory.from_payload(str(p.id), p.payload or {}) for p in points]
                 scored = ((m, p.score, p.vector) for m, p in zip(memories, points, strict=True))
                 results.append(lexical_hits(search, scored))
         return results
@@ -226,6 +229,30 @@ class QdrantMemoryStore:
         owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
         if owned:
             self.client.delete(self.collection, points_selector=owned)
+            self.drop_cues(person, [MemoryId(str(key)) for key in owned])
+
+    def _cues_of(self, person: PersonId, ids: list[MemoryId]) -> models.Filter:
+        cues = self._filter(person, Search([], 0, cues=True), None)
+        of = models.FieldCondition(key=schema.CUE_OF, match=models.MatchAny(any=list(ids)))
+        return models.Filter(must=[*(cues.must or []), of])
+
+    def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
+        if ids:
+            self.client.delete(self.collection, points_selector=self._cues_of(person, ids))
+
+    def put_cues(
+        self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
+    ) -> None:
+        if memory.person != person:
+            raise ValueError("a memory's cues belong to its own person")
+        self.client.delete(self.collection, points_selector=self._cues_of(person, [memory.key]))
+        points = [
+            models.PointStruct(id=schema.cue_id(memory.key, cue), vector=vector,
+                               payload=schema.cue_payload(person, memory.key, memory.text, cue))
+            for cue, vector in zip(cues, vectors, strict=True)
+        ]  # fmt: skip
+        if points:
+            self.client.upsert(self.collection, points)
 
     def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
         owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]
@@ -233,7 +260,8 @@ class QdrantMemoryStore:
             self.client.delete_payload(self.collection, keys, points=owned)
 
     def delete_person(self, person: PersonId) -> None:
-        self.client.delete(self.collection, points_selector=self._filter(person, None, None))
+        for search in (None, Search([], 0, cues=True)):
+            self.client.delete(self.collection, points_selector=self._filter(person, search, None))
 
     def close(self) -> None:
         self.client.close()

@@ -55,13 +55,36 @@ ORIGIN = "origin"  # session id a memory was extracted from (``POST /expand``)
 PHOTO = "photo"  # an image memory's photo: {"question", "answer", "file", "content_type", ...}
 CAMERA = "camera"  # the SOURCE of image memories (photos a camera board sent)
 PERSON_ENTITIES = "person_entities"
-KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES)
+# "When it matters" cues (README "Cues"): extra points that point at one memory — short
+# situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
+# 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no
+# memory search, scroll or count of the person ever meets one, and a cue search reads only
+# that person's cues. A hit renders the memory it points at, never the cue.
+CUE = "cue"  # the cue's words
+CUE_OF = "cue_of"  # the memory it points at (indexed: a memory's cues go with it)
+CUE_FOR = "cue_for"  # the memory text it was made for: a cue of an older text is ignored
+KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES, CUE_OF)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
 
 
 def person_entity(person: PersonId, entity: str) -> str:
     """One PERSON_ENTITIES value (person ids never hold ':': ``memory.identity.PERSON_PATTERN``)."""
     return f"{person}:{entity}"
+
+
+def cue_tenant(person: PersonId) -> str:
+    """The PERSON value of a person's cue points ('~' never occurs in a person id:
+    ``memory.identity.PERSON_PATTERN``)."""
+    return f"{person}~cues"
+
+
+def cue_id(memory: MemoryId, cue: str) -> str:
+    """Deterministic id of one cue of one memory (regenerating the same cue rewrites it)."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"cue\x00{memory}\x00{cue}"))
+
+
+def cue_payload(person: PersonId, memory: MemoryId, text: str, cue: str) -> dict[str, Any]:
+    return {PERSON: cue_tenant(person), CUE_OF: memory, CUE_FOR: text, CUE: cue}
 
 
 def derived(person: PersonId, payload: dict[str, Any]) -> dict[str, Any]:

@@ -48,6 +48,10 @@ class Search:
     # person-wide search that extra per-point condition cost ~2.3 ms at 10,000 memories.
     exclude_expired: bool = True
     text: str | None = None
+    # True: search the person's cues instead (``schema.CUE``): each hit's memory is only a
+    # reference (id and the text the cue was made for) that the caller resolves with ``ids``
+    cues: bool = False
+    ids: tuple[str, ...] = ()  # only these memories
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +59,24 @@ class Hit:
     memory: Memory
     score: float  # cosine to the search's vector
     lexical: float = 0.0  # BM25 score (lexical searches only)
+    cue: str | None = None  # the cue that matched (cue searches only)
+
+
+def cue_hit(person: PersonId, payload: dict[str, Any], score: float) -> Hit:
+    """A cue point → a hit whose memory is a reference to the memory the cue points at."""
+    reference = Memory(
+        text=str(payload.get(schema.CUE_FOR, "")),
+        person=person,
+        id=MemoryId(str(payload.get(schema.CUE_OF, ""))),
+    )
+    return Hit(reference, score, cue=str(payload.get(schema.CUE, "")))
+
+
+def hits_of(person: PersonId, search: Search, points: Iterable[Any]) -> list[Hit]:
+    """Scored engine points of one vector search → hits."""
+    if search.cues:
+        return [cue_hit(person, p.payload or {}, p.score) for p in points]
+    return [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in points]
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -136,6 +158,16 @@ class MemoryStore(Protocol):
         ...
 
     def count(self, person: PersonId, speaker: str | None = None) -> int: ...
+
+    def put_cues(
+        self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
+    ) -> None:
+        """Replace the cues of one of the person's memories (none: it has no cues)."""
+        ...
+
+    def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
+        """Remove the cues of these memories (``delete`` does it for the memories it deletes)."""
+        ...
 
     def close(self) -> None: ...
 
@@ -299,6 +331,12 @@ class EdgeMemoryStore:
 
     def _filter(self, person: PersonId, search: Search | None, now: float | None) -> qe.Filter:
         must: list[Any] = [self._person(person)]
+        if search is not None and search.cues:
+            must = [
+                qe.FieldCondition(schema.PERSON, match=qe.MatchValue(schema.cue_tenant(person)))
+            ]
+        if search is not None and search.ids:
+            must.append(qe.HasIdCondition(set(search.ids)))
         must_not: list[Any] = []
         if now is not None and (search is None or search.exclude_expired):
             must_not.append(qe.FieldCondition(schema.EXPIRES_AT, range=qe.RangeFloat(lt=now)))
@@ -330,10 +368,7 @@ class EdgeMemoryStore:
                 with_payload=True,
                 params=_RESCORED,
             )
-            points = self._shard.query(request)
-            results.append(
-                [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in points]
-            )
+            results.append(hits_of(person, search, self._shard.query(request)))
         return results
 
     def _lexical(self, person: PersonId, search: Search, now: float) -> list[Hit]:
@@ -401,6 +436,37 @@ class EdgeMemoryStore:
         if owned:
             with self._write:
                 self._shard.update(qe.UpdateOperation.delete_points(owned))
+            self.drop_cues(person, [MemoryId(str(key)) for key in owned])
+
+    def _cues_of(self, person: PersonId, ids: list[MemoryId]) -> qe.Filter:
+        self._person(person)
+        tenant = qe.FieldCondition(schema.PERSON, match=qe.MatchValue(schema.cue_tenant(person)))
+        of = qe.FieldCondition(schema.CUE_OF, match=qe.MatchAny([str(i) for i in ids]))
+        return qe.Filter(must=[tenant, of])
+
+    def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
+        if ids:
+            with self._write:
+                self._shard.update(
+                    qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, ids))
+                )
+
+    def put_cues(
+        self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
+    ) -> None:
+        if memory.person != person:
+            raise ValueError("a memory's cues belong to its own person")
+        points = [
+            qe.Point(schema.cue_id(memory.key, cue), vector,
+                     schema.cue_payload(person, memory.key, memory.text, cue))
+            for cue, vector in zip(cues, vectors, strict=True)
+        ]  # fmt: skip
+        with self._write:
+            self._shard.update(
+                qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, [memory.key]))
+            )
+            if points:
+                self._shard.update(qe.UpdateOperation.upsert_points(points))
 
     def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
         owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]
@@ -410,9 +476,10 @@ class EdgeMemoryStore:
 
     def delete_person(self, person: PersonId) -> None:
         with self._write:
-            self._shard.update(
-                qe.UpdateOperation.delete_points_by_filter(self._filter(person, None, None))
-            )
+            for search in (None, Search([], 0, cues=True)):
+                self._shard.update(
+                    qe.UpdateOperation.delete_points_by_filter(self._filter(person, search, None))
+                )
 
     def flush(self) -> None:
         with self._write:

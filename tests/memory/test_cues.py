@@ -1,0 +1,96 @@
+"""Cue points ("when it matters", issue 17) in both stores: they point at one memory, live in
+the person's cue tenant (never in a memory search, scroll or count), go with their memory, and
+never cross persons."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from qdrant_client import QdrantClient
+
+from memory.qdrant_store import QdrantMemoryStore
+from memory.schema import Memory, MemoryClass, PersonId
+from memory.store import EdgeMemoryStore, MemoryStore, Search
+from providers.embedder import UseEmbedder
+
+pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
+ZHANG, LI = PersonId("zhang"), PersonId("li")
+NOW = 1_800_000_000.0
+
+
+@pytest.fixture(params=["edge", "qdrant"])
+def store(
+    request: pytest.FixtureRequest, tmp_path: Path, embedder: UseEmbedder
+) -> Iterator[MemoryStore]:
+    made: MemoryStore
+    if request.param == "edge":
+        made = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
+    else:
+        made = QdrantMemoryStore(QdrantClient(path=str(tmp_path / "q")), "m", embedder.dim)
+    yield made
+    made.close()
+
+
+def _remember(store: MemoryStore, embedder: UseEmbedder, person: PersonId, text: str) -> Memory:
+    memory = Memory(text=text, person=person, cls=MemoryClass.SAFETY)
+    store.upsert([memory], embedder.embed([text]))
+    return memory
+
+
+def _cue_search(embedder: UseEmbedder, question: str) -> Search:
+    [vector] = embedder.embed([question])
+    return Search(vector, 5, None, cues=True, exclude_expired=False)
+
+
+def test_a_cue_hit_points_at_its_memory_and_stays_out_of_memory_reads(
+    store: MemoryStore, embedder: UseEmbedder
+) -> None:
+    mango = _remember(store, embedder, ZHANG, "女儿对芒果过敏")
+    cues = ["芒果冰沙", "水果拼盘", "泰国水果干"]
+    store.put_cues(ZHANG, mango, cues, embedder.embed(cues))
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "给孩子买点泰国水果干")], NOW)
+    assert hits[0].cue == "泰国水果干"
+    assert hits[0].memory.key == mango.key and hits[0].memory.text == mango.text
+    # memory reads never see a cue point
+    assert store.count(ZHANG) == 1 and [m.text for m in store.scroll(ZHANG).memories] == [mango.text]
+    [vector] = embedder.embed(["泰国水果干"])
+    [plain] = store.search_batch(ZHANG, [Search(vector, 10, None)], NOW)
+    assert [h.memory.key for h in plain] == [mango.key] and plain[0].cue is None
+    # the memory itself, by id, in a vector search
+    [by_id] = store.search_batch(ZHANG, [Search(vector, 3, None, ids=(mango.key,))], NOW)
+    assert [h.memory.text for h in by_id] == [mango.text]
+
+
+def test_cues_are_replaced_and_go_with_their_memory(
+    store: MemoryStore, embedder: UseEmbedder
+) -> None:
+    mango = _remember(store, embedder, ZHANG, "女儿对芒果过敏")
+    heights = _remember(store, embedder, ZHANG, "我恐高")
+    store.put_cues(ZHANG, mango, ["芒果冰沙", "水果拼盘"], embedder.embed(["芒果冰沙", "水果拼盘"]))
+    store.put_cues(ZHANG, mango, ["芒果蛋糕"], embedder.embed(["芒果蛋糕"]))  # replaces
+    store.put_cues(ZHANG, heights, ["玻璃栈道"], embedder.embed(["玻璃栈道"]))
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "水果")], NOW)
+    assert sorted(h.cue or "" for h in hits) == ["玻璃栈道", "芒果蛋糕"]
+    store.delete(ZHANG, [mango.key])
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "水果")], NOW)
+    assert [h.cue for h in hits] == ["玻璃栈道"]  # no orphan cue of the deleted memory
+    store.drop_cues(ZHANG, [heights.key])
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "水果")], NOW)
+    assert hits == [] and store.count(ZHANG) == 1
+
+
+def test_cues_never_cross_persons(store: MemoryStore, embedder: UseEmbedder) -> None:
+    mine = _remember(store, embedder, ZHANG, "女儿对芒果过敏")
+    theirs = _remember(store, embedder, LI, "儿子对芒果过敏")
+    store.put_cues(ZHANG, mine, ["芒果冰沙"], embedder.embed(["芒果冰沙"]))
+    store.put_cues(LI, theirs, ["芒果冰沙"], embedder.embed(["芒果冰沙"]))
+    [hits] = store.search_batch(LI, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
+    assert [h.memory.key for h in hits] == [theirs.key]
+    with pytest.raises(ValueError):
+        store.put_cues(LI, mine, ["芒果"], embedder.embed(["芒果"]))  # another person's memory
+    store.delete_person(LI)
+    [gone] = store.search_batch(LI, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
+    [kept] = store.search_batch(ZHANG, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
+    assert gone == [] and [h.memory.key for h in kept] == [mine.key]
