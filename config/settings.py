@@ -166,6 +166,8 @@ class MemorySettings(_Section):
     lexical_limit: int = Field(ge=0, le=20)
     lexical_threshold: float = Field(ge=-1, le=1)
     safety_lookup_limit: int = Field(ge=0, le=20)
+    cue_limit: int = Field(ge=0, le=20)
+    cue_threshold: float = Field(ge=-1, le=1)
     index_min_points: int = Field(ge=0)
 
 

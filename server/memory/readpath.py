@@ -22,6 +22,9 @@
    drops expired ones here. Only when a full page held so many expired hits that fewer than
    ``limit`` live ones remain does round 2 repeat the direct search with the engine excluding
    them — so expired memories still never use up the limit, within two round trips.
+   Round 1 also searches the person's cues (``cue_limit``, ``cue_threshold``: what the write
+   path said each constraint or preference matters for, 「芒果冰沙」 for a mango allergy); the
+   memories they point at are read by id in round 2 — for the person the request concerns.
 5. Safety-class memories recalled by any round are promoted into the safety group (with its
    mandatory rule); the rest go to the related group.
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
@@ -48,7 +51,7 @@ from server.memory import lookup
 from server.memory.render import render_block
 
 log = structlog.get_logger(__name__)
-Why = Literal["direct", "lexical", "relation", "entity", "lookup"]
+Why = Literal["direct", "lexical", "relation", "entity", "lookup", "cue"]
 Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
@@ -62,6 +65,7 @@ class Recalled:
     score: float
     why: Why
     group: Group
+    cue: str | None = None  # the cue that brought it (why == "cue")
 
     @property
     def promoted(self) -> bool:
@@ -73,6 +77,7 @@ class Recalled:
             "id": m.key, "text": m.text, "score": round(self.score, 4), "cls": m.cls.value,
             "why": self.why, "promoted": self.promoted, "subject": m.subject, "speaker": m.speaker,
             "source": m.source, "decay": m.decay.value, "expires_at": m.expires_at,
+            "cue": self.cue,
         }  # fmt: skip
 
 
@@ -123,6 +128,10 @@ class ReadPath:
         result.looked = s.safety_lookup_limit > 0 and lookup.touches_safety(question)
         if result.looked:  # Hearth looks before the model answers: same round trip
             searches.append(Search(vector, SAFETY_SCAN, None, cls=MemoryClass.SAFETY.value))
+        if s.cue_limit:  # what the write path said the memories matter for
+            searches.append(
+                Search(vector, s.cue_limit, s.cue_threshold, cues=True, exclude_expired=False)
+            )
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
@@ -142,6 +151,7 @@ class ReadPath:
             chosen = lookup.in_scope(question, [h.memory for h in held.values()],
                                      s.safety_lookup_limit)  # fmt: skip
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
+        cued = _cued(next(rounds), found) if s.cue_limit else {}
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
@@ -156,9 +166,13 @@ class ReadPath:
             second.append(Search(vector, s.entity_limit, None, tuple(names), cls=safety))
         if again:
             second.append(Search(vector, s.limit, s.threshold))
+        if cued:  # the memories cues point at, read by id
+            second.append(Search(vector, len(cued), None, ids=tuple(cued)))
         if second:
             hits = await search_async(self.store, person, second, now)
             result.round_trips += 1
+            if cued:
+                _collect_cued(found, question, hits.pop(), cued, now)
             if again:
                 _collect(found, self._direct(question, anchored, hits.pop()), "direct", now)
             for about in hits:
@@ -214,6 +228,7 @@ class ReadPath:
             safety=[r.memory.text for r in recall.safety],
             related=[r.memory.text for r in recall.related],
             why={r.memory.text: r.why for r in recall.safety + recall.related},
+            cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
             ms=round(recall.timings_ms["total"], 2),
             block=recall.block,
         )
@@ -228,6 +243,34 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
             continue
         group: Group = "safety" if memory.cls is MemoryClass.SAFETY else "related"
         found[memory.key] = Recalled(memory, hit.score, why, group)
+
+
+def _cued(hits: list[Hit], found: dict[str, Recalled]) -> dict[str, Hit]:
+    """Cue hits by the memory they point at (the best cue each), memories not yet recalled."""
+    cued: dict[str, Hit] = {}
+    for hit in hits:
+        key = hit.memory.key
+        if key not in found and key not in cued:
+            cued[key] = hit
+    return cued
+
+
+def _collect_cued(
+    found: dict[str, Recalled], question: str, memories: list[Hit], cued: dict[str, Hit],
+    now: float,
+) -> None:  # fmt: skip
+    """The memories cues pointed at, scored by their cue. A cue made for an older text of its
+    memory is ignored (the memory waits for new cues); a constraint about someone the request
+    does not concern stays out (``lookup.Scope``: 「给我妈买啤酒」 never brings 爸爸's gout)."""
+    scope = lookup.scope_of(question)
+    for hit in memories:
+        memory, cue = hit.memory, cued.get(hit.memory.key)
+        if cue is None or memory.text != cue.memory.text or memory.expired(now):
+            continue
+        if memory.key in found or not scope.covers(question, memory):
+            continue
+        group: Group = "safety" if memory.cls is MemoryClass.SAFETY else "related"
+        found[memory.key] = Recalled(memory, cue.score, "cue", group, cue.cue)
 
 
 def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]:
