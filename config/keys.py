@@ -76,6 +76,15 @@ def retag(person: str) -> str:
 RETAG_PATTERN = f"{PREFIX}retag:*"  # every person's retag set (the pending-tags gauge)
 
 
+def recue(person: str) -> str:
+    """Memories of a person waiting for their "when it matters" cues (tagged or revised since
+    their cues were made): cued by the person's next write, tag or cue job."""
+    return f"{PREFIX}recue:{person}"
+
+
+RECUE_PATTERN = f"{PREFIX}recue:*"  # every person's cue set (the pending-cues gauge)
+
+
 def conflicts(person: str) -> str:
     """What source priority decided for a person (a capped list, newest first)."""
     return f"{PREFIX}conflicts:{person}"

@@ -197,6 +197,7 @@ class WriteSettings(_Section):
     structured_output: Literal["auto", "json_schema", "json_object"]
     merge_candidates: int = Field(ge=1, le=20)
     merge: Literal["rules", "rules+model", "model"]
+    cues: bool
     duplicate_threshold: float = Field(ge=-1, le=1)
     max_tries: int = Field(ge=1, le=20)
     retry_base_s: float = Field(ge=0)

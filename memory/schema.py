@@ -26,6 +26,10 @@ class MemoryClass(enum.StrEnum):
     EVENT = "event"
 
 
+# the classes whose memories get "when it matters" cues (where a missed memory costs most)
+CUED_CLASSES = frozenset({MemoryClass.SAFETY, MemoryClass.PREFERENCE})
+
+
 class Decay(enum.StrEnum):
     TIME = "time"  # expires at ``expires_at``
     VOLUME = "volume"  # never expires (facts and preferences)

@@ -176,6 +176,8 @@ class MemoryWriter:
         if before_write is not None:
             before_write()
         await store_call(self.store, self.store.upsert, [new], [vector])
+        if new.text != old.text:  # its cues were made for the old text: new ones after tagging
+            await store_call(self.store, self.store.drop_cues, old.person, [old.key])
         await self._mark_for_tagging(old.person, new.key)
         log.info("memory.revised", person=old.person, old=old.text, text=text)
         return new
@@ -219,6 +221,13 @@ async def mark_for_tagging(redis: Redis, person: PersonId, memory_keys: Sequence
     """Put memories written with default tags in the person's retag set."""
     if memory_keys:
         await redis.sadd(keys.retag(person), *memory_keys)
+
+
+async def mark_for_cues(redis: Redis, person: PersonId, memory_keys: Sequence[str]) -> None:
+    """Put memories whose class is already known (an import with classes) in the person's cue
+    set: the worker's next job for the person makes their cues."""
+    if memory_keys:
+        await redis.sadd(keys.recue(person), *memory_keys)
 
 
 async def request_tags(tags: TagRequests, person: PersonId) -> None:

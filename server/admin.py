@@ -18,7 +18,8 @@ from starlette.routing import Route
 
 from memory.identity import IdentityError, person_id
 from memory.importer import LineError, import_memories, parse_lines
-from memory.writes import NoTagging, TagRequests, mark_for_tagging, request_tags
+from memory.schema import CUED_CLASSES
+from memory.writes import NoTagging, TagRequests, mark_for_cues, mark_for_tagging, request_tags
 from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
@@ -79,12 +80,16 @@ def admin_routes(
             return JSONResponse({"error": exc.message}, 400)
         stored = import_memories(lines, who, memory.embedder, memory.store)
         pending = [m.key for m in stored if m.tags_pending]
-        if pending and redis is not None:  # lines without a class: tagged by the worker's job
+        # lines with a constraint or preference class: the worker's job makes their cues
+        cue = [m.key for m in stored if not m.tags_pending and m.cls in CUED_CLASSES]
+        if (pending or cue) and redis is not None:  # lines without a class: tagged there too
             await mark_for_tagging(redis, who, pending)
+            await mark_for_cues(redis, who, cue)
             await request_tags(tags, who)
         return JSONResponse(
-            {"imported": len(stored), "person": person, "tags_pending": len(pending)}
-        )
+            {"imported": len(stored), "person": person, "tags_pending": len(pending),
+             "cues_pending": len(cue)}
+        )  # fmt: skip
 
     return [
         Route("/admin/memory/recall", _guarded(token, recall), methods=["POST"]),

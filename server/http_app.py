@@ -42,17 +42,20 @@ ACTIVATION_TIMEOUT_MS = 30000
 
 
 async def _count_pending_tags(redis: Redis) -> None:
-    """The pending-tags gauge from the retag sets (a dead Redis leaves the last value)."""
-    try:
-        found = [key async for key in redis.scan_iter(match=keys.RETAG_PATTERN, count=500)]
-        pipe = redis.pipeline(transaction=False)
-        for key in found:
-            pipe.scard(key)
-        total = sum(int(n) for n in await pipe.execute()) if found else 0
-    except RedisError as exc:
-        log.warning("metrics.pending_tags_unavailable", error=repr(exc))
-        return
-    metrics.TAGS_PENDING.set(total)
+    """The pending-tags and pending-cues gauges from the retag and cue sets (a dead Redis
+    leaves the last values)."""
+    for pattern, gauge in ((keys.RETAG_PATTERN, metrics.TAGS_PENDING),
+                           (keys.RECUE_PATTERN, metrics.CUES_PENDING)):  # fmt: skip
+        try:
+            found = [key async for key in redis.scan_iter(match=pattern, count=500)]
+            pipe = redis.pipeline(transaction=False)
+            for key in found:
+                pipe.scard(key)
+            total = sum(int(n) for n in await pipe.execute()) if found else 0
+        except RedisError as exc:
+            log.warning("metrics.pending_unavailable", gauge=gauge._name, error=repr(exc))
+            return
+        gauge.set(total)
 
 
 @dataclass

@@ -70,3 +70,7 @@ TAGS_PENDING = Gauge(
     "hearth_memory_tags_pending",
     "Memories waiting for the write worker's tags, all persons (read from Redis at each scrape)",
 )
+CUES_PENDING = Gauge(
+    "hearth_memory_cues_pending",
+    "Memories waiting for their 'when it matters' cues, all persons (read at each scrape)",
+)

@@ -28,6 +28,7 @@ from workers.context import worker_context
 from workers.contract import SessionJob
 from workers.failures import DeadLetters
 from workers.gate import LLMGate
+from workers.tag_requests import retry_cues
 from workers.writepath import Outcome, WritePath, parse_job
 
 log = structlog.get_logger(__name__)
@@ -73,6 +74,8 @@ async def remember_session(ctx: dict[str, Any], record: dict[str, Any]) -> dict[
             return {"session_id": job.session_id, "archived": utterances}
         async with asyncio.timeout(hearth.budget_s):
             outcome = await _remember_when_llm_up(write_path, job, hearth.llm_gate, job_id)
+        if outcome.cues_deferred is not None:
+            await retry_cues(redis, PersonId(job.person), 1)
         return outcome.as_json()
     except TRANSIENT as exc:
         if tries < max_tries:
@@ -101,7 +104,32 @@ async def tag_pending(ctx: dict[str, Any], person: str) -> dict[str, Any]:
     except (ProviderError, RedisError, TimeoutError) as exc:
         log.warning("job.tagging_deferred", person=person, error=repr(exc))
         return {"person": person, "tagged": 0, "deferred": repr(exc)}
-    return {"person": person, "tagged": outcome.tagged, "tags_pending": outcome.tags_pending}
+    if outcome.cues_deferred is not None:
+        await retry_cues(ctx["redis"], PersonId(person), 1)
+    return {"person": person, "tagged": outcome.tagged, "tags_pending": outcome.tags_pending,
+            "cued": outcome.cued, "cues_pending": outcome.cues_pending}  # fmt: skip
+
+
+async def cue_pending(ctx: dict[str, Any], person: str, attempt: int = 1) -> dict[str, Any]:
+    """Retry the person's pending cues (a cue call failed or gave nothing usable); failing
+    again asks for attempt + 1, later. Nothing is lost meanwhile: the memories are stored and
+    recalled as before, only without cues."""
+    hearth = worker_context(ctx)
+    write_path = hearth.write_path
+    if write_path is None:
+        return {"person": person, "cued": 0, "skipped": "write path disabled"}
+    outcome: Outcome | None = None
+    try:
+        async with asyncio.timeout(hearth.budget_s):
+            await hearth.llm_gate.wait_up()
+            outcome = await write_path.cue_pending(PersonId(person))
+        deferred = outcome.cues_deferred
+    except (ProviderError, RedisError, TimeoutError) as exc:
+        deferred = repr(exc)
+    again = deferred is not None and await retry_cues(ctx["redis"], PersonId(person), attempt + 1)
+    log.info("job.cues", person=person, attempt=attempt, deferred=deferred, again=again)
+    return {"person": person, "cued": outcome.cued if outcome else 0, "attempt": attempt,
+            "deferred": deferred, "retry": again}  # fmt: skip
 
 
 async def _remember_when_llm_up(

@@ -16,8 +16,8 @@ from workers.codec import dump, load, migrate_queued
 from workers.context import KEY, WorkerContext, worker_context
 from workers.contract import REMEMBER_SESSION
 from workers.gate import AlwaysUp, LLMGate
-from workers.jobs import remember_session, tag_pending
-from workers.tag_requests import TAG_PENDING
+from workers.jobs import cue_pending, remember_session, tag_pending
+from workers.tag_requests import CUE_PENDING, TAG_PENDING
 from workers.writepath import WritePath
 
 QUEUE = keys.QUEUE
@@ -102,6 +102,7 @@ def build_worker(
                 max_tries=max_tries + RESTART_SLACK,
             ),
             func(tag_pending, name=TAG_PENDING, max_tries=1, timeout=JOB_TIMEOUT_S),
+            func(cue_pending, name=CUE_PENDING, max_tries=1, timeout=JOB_TIMEOUT_S),
         ],
         redis_settings=RedisSettings.from_dsn(redis_url),
         queue_name=QUEUE,

@@ -27,7 +27,9 @@ from workers.tagging import Tags
 
 CONSTRAINT = re.compile(
     r"过敏|不耐受|不能吃|不能喝|不能碰|不能沾|不能用|忌口|禁忌|忌[食吃]|中毒|恐惧症|哮喘|糖尿病|高血压|"
-    r"心脏病|癫痫|痛风|[\u4e00-\u9fff]{1,3}药|药物"
+    r"心脏病|癫痫|痛风|[\u4e00-\u9fff]{1,3}药|药物|"
+    # phobias and conditions an outing, a trip or a meal must respect
+    r"恐高|恐水|幽闭|晕车|晕船|怀孕|孕期|肾病|肾不好|胃病"
 )
 
 

@@ -41,8 +41,9 @@ from memory.schema import Decay, Memory, MemoryClass, MemoryId, PersonId
 from memory.store import Hit, MemoryStore, Search, cosine, search_async, store_call
 from memory.writes import Duplicate, MemoryWriter, NoTagging
 from providers.embedder import Embedder, Vector, embed_async
+from providers.errors import ProviderError
 from providers.llm import StructuredLLM
-from workers import dates, extraction, mem0_stages, slots, sources, tag_rules, tagging
+from workers import cues, dates, extraction, mem0_stages, slots, sources, tag_rules, tagging
 from workers.contract import SessionJob
 from workers.mem0_stages import MergeOp, Utterance
 
@@ -119,6 +120,9 @@ class Outcome:
     conflicts: list[dict[str, Any]] = field(default_factory=list)
     tagged: int = 0
     tags_pending: int = 0
+    cued: int = 0  # memories whose "when it matters" cues were (re)made
+    cues_pending: int = 0
+    cues_deferred: str | None = None  # why the cue call failed (a cue job retries later)
     llm_calls: int = 0
     replayed: bool = False
 
@@ -221,6 +225,7 @@ class WritePath:
             async with self.writer.locked(session.person):  # the store: milliseconds
                 touched = await self._apply(session, speaker, plan, outcome)
             await self._tag(session, touched, checkpoint, outcome)
+            await self.make_cues(session.person, outcome)
         await checkpoint.put("done", outcome.as_json())
         log.info("write.done", person=session.person, **_summary(outcome))
         return outcome
@@ -485,9 +490,64 @@ class WritePath:
         async with self._merging(person):
             day = dt.datetime.fromtimestamp(self.clock()).date()
             await self._tag_ids(person, [], day, None, outcome)
-        if outcome.tagged or outcome.tags_pending:
+            await self.make_cues(person, outcome)
+        if outcome.tagged or outcome.tags_pending or outcome.cued or outcome.cues_pending:
             log.info("write.tagged", person=person, **_summary(outcome))
         return outcome
+
+    async def cue_pending(self, person: PersonId) -> Outcome:
+        """Make the cues the person's cue set waits for (a cue job's retry), under the merge
+        lock; nothing pending, no LLM call."""
+        outcome = Outcome(f"cues:{person}")
+        async with self._merging(person):
+            await self.make_cues(person, outcome)
+        return outcome
+
+    # ---- "when it matters" cues -------------------------------------------------------------
+
+    async def make_cues(self, person: PersonId, outcome: Outcome) -> None:
+        """Cues for the person's cue set (``keys.recue``: memories tagged or revised since their
+        cues were made): constraints and preferences get new cues, any other class loses its
+        old ones, a memory still waiting for tags waits here too. A failed call leaves them in
+        the set — stored and recalled as before — and says why in ``outcome.cues_deferred``."""
+        key = keys.recue(person)
+        ids = [MemoryId(m.decode()) for m in await self.redis.smembers(key)]
+        if not ids or not self.settings.cues:
+            outcome.cues_pending = len(ids)
+            return
+        memories = await store_call(self.store, self.store.get, person, ids)
+        wanted = [m for m in memories if m.cls in schema.CUED_CLASSES and not m.tags_pending]
+        texts = list(dict.fromkeys(m.text for m in wanted))
+        made: dict[str, list[str] | None] = {}
+        if texts:
+            try:
+                made = await cues.cue(self.llm, texts)
+            except ProviderError as exc:
+                outcome.cues_deferred = repr(exc)[:300]
+                log.warning("write.cues_deferred", person=person, error=outcome.cues_deferred)
+            outcome.llm_calls += len(cues.batches(texts))
+        phrases = list(dict.fromkeys(c for found in made.values() for c in found or ()))
+        vectors = dict(zip(phrases, await self._embed(phrases), strict=True)) if phrases else {}
+        async with self.writer.locked(person):
+            current = {m.key: m for m in await store_call(self.store, self.store.get, person, ids)}
+            for memory_id in ids:
+                memory = current.get(memory_id)
+                if memory is not None and memory.tags_pending:
+                    continue  # cued once its tags say what it is
+                if memory is not None and memory.cls in schema.CUED_CLASSES:
+                    found = made.get(memory.text)
+                    if found is None:
+                        continue  # no usable cues yet (or revised since asked): stays pending
+                    await store_call(self.store, self.store.put_cues, person, memory, found,
+                                     [vectors[c] for c in found])  # fmt: skip
+                    outcome.cued += 1
+                    log.info("write.cues", person=person, text=memory.text, cues=found)
+                elif memory is not None:
+                    await store_call(self.store, self.store.drop_cues, person, [memory_id])
+                await self.redis.srem(key, memory_id)
+        outcome.cues_pending = int(await self.redis.scard(key))
+        if outcome.cues_pending and outcome.cues_deferred is None and texts:
+            outcome.cues_deferred = "the model gave no usable cues for some memories"
 
     async def _tag(
         self,
@@ -554,6 +614,7 @@ class WritePath:
         }
         await store_call(self.store, self.store.set_payload, person, [memory.key], patch)
         await self.redis.srem(keys.retag(person), memory.key)
+        await self.redis.sadd(keys.recue(person), memory.key)  # what it matters for, next
         outcome.tagged += 1
         if tags.cls is MemoryClass.SAFETY:
             log.info("write.safety", person=person, text=memory.text, subject=tags.subject)
@@ -645,5 +706,7 @@ def _summary(outcome: Outcome) -> dict[str, Any]:
         "conflicts": len(outcome.conflicts),
         "tagged": outcome.tagged,
         "tags_pending": outcome.tags_pending,
+        "cued": outcome.cued,
+        "cues_pending": outcome.cues_pending,
         "llm_calls": outcome.llm_calls,
     }

@@ -54,7 +54,9 @@ def test_a_cue_hit_points_at_its_memory_and_stays_out_of_memory_reads(
     assert hits[0].cue == "泰国水果干"
     assert hits[0].memory.key == mango.key and hits[0].memory.text == mango.text
     # memory reads never see a cue point
-    assert store.count(ZHANG) == 1 and [m.text for m in store.scroll(ZHANG).memories] == [mango.text]
+    assert store.count(ZHANG) == 1 and [m.text for m in store.scroll(ZHANG).memories] == [
+        mango.text
+    ]
     [vector] = embedder.embed(["泰国水果干"])
     [plain] = store.search_batch(ZHANG, [Search(vector, 10, None)], NOW)
     assert [h.memory.key for h in plain] == [mango.key] and plain[0].cue is None

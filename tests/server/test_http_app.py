@@ -68,6 +68,7 @@ async def test_ota_rejects_incomplete_requests(
 async def test_metrics_need_the_bearer_token(http_app: RunningHttp, redis: Redis) -> None:
     await redis.sadd(keys.retag("zhang"), "m1", "m2")  # two memories waiting for tags
     await redis.sadd(keys.retag("li"), "m3")
+    await redis.sadd(keys.recue("li"), "m3", "m4")  # two waiting for their cues
     async with httpx.AsyncClient(base_url=http_app.base_url) as client:
         refused = await client.get("/metrics")
         wrong = await client.get("/metrics", headers={"Authorization": "Bearer nope"})
@@ -76,4 +77,5 @@ async def test_metrics_need_the_bearer_token(http_app: RunningHttp, redis: Redis
     assert refused.status_code == 401 and wrong.status_code == 401
     assert allowed.status_code == 200 and "hearth_device_connections" in allowed.text
     assert "hearth_memory_tags_pending 3.0" in allowed.text
+    assert "hearth_memory_cues_pending 2.0" in allowed.text
     assert health.json() == {"status": "ok"}

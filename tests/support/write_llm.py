@@ -29,6 +29,9 @@ class WriteScript:
     fail_next: list[Reply] = field(default_factory=list)  # replies served before the script
     hang_tagging: asyncio.Event | None = None
     merge_drops: set[str] = field(default_factory=set)  # facts the merge reply leaves out
+    cues: dict[str, list[str]] = field(default_factory=dict)  # memory text -> its cues
+    garbage_cues: int = 0  # this many cue calls answer with text that is not JSON
+    cue_prompts: list[str] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)  # "extract" / "merge" / "tag" / "chat"
     merge_prompts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -49,6 +52,8 @@ class WriteScript:
             return self._merge(body, text)
         if "记忆打标签" in text:
             return self._tag(body, text)
+        if "什么时候应该被想起来" in text:
+            return self._cue(body, text)
         return self._refuse(f"unknown write-path prompt: {text[:120]!r}")
 
     def _refuse(self, problem: str) -> Reply:
@@ -125,6 +130,21 @@ class WriteScript:
         if self.hang_tagging is not None:
             reply.hang = self.hang_tagging
         return reply
+
+    def _cue(self, body: dict[str, Any], text: str) -> Reply:
+        self.calls.append("cue")
+        self.cue_prompts.append(text)
+        if not self._format_ok(body, "items"):
+            return self._refuse("cues without the items JSON schema")
+        if self.garbage_cues:
+            self.garbage_cues -= 1
+            return Reply("好的，这些记忆在吃饭的时候要想起来。")
+        listed = re.findall(r"^- (.+)$", text.split("\n记忆：\n", 1)[-1], flags=re.MULTILINE)
+        items = [
+            {"text": memory, "cues": self.cues.get(memory, ["周末带家人出去玩", "买点零食"])}
+            for memory in listed
+        ]
+        return Reply(json.dumps({"items": items}, ensure_ascii=False))
 
 
 def _stored(prompt: str) -> list[dict[str, str]]:

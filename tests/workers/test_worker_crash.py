@@ -84,7 +84,8 @@ async def test_killed_worker_rerun_stores_nothing_twice(
         await arq.aclose()
         await llm.stop()
     assert script.problems == []
-    assert script.calls == ["extract", "tag", "tag"]  # no stage ran twice but the cut one
+    # no stage ran twice but the cut one; the constraint then gets its cues, once
+    assert script.calls == ["extract", "tag", "tag", "cue"]
     store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
     try:
         memories = store.scroll(PersonId("zhang")).memories

@@ -36,7 +36,8 @@ async def test_seafood_allergy_becomes_a_safety_memory_that_never_expires(rig: W
     await rig.enqueue(session("s-allergy", "我老婆对海鲜过敏，尤其是虾"))
     assert await rig.run_worker() == 1
     assert rig.script.problems == []
-    assert rig.script.calls == ["extract", "tag"]  # nothing stored to merge with: no merge call
+    # nothing stored to merge with: no merge call; a constraint gets its cues
+    assert rig.script.calls == ["extract", "tag", "cue"]
     memory = by_text(rig)["我老婆对海鲜过敏，尤其是虾"]
     assert memory.cls is MemoryClass.SAFETY and memory.subject == "老婆"
     assert memory.decay is Decay.VOLUME and memory.expires_at is None
@@ -170,7 +171,7 @@ async def test_llm_calls_per_session_do_not_grow_with_facts(rig: WriteRig) -> No
     said = rig.script.facts["十件事"]
     await rig.enqueue(session("s-ten", "说说我的十件事", *said))
     await rig.run_worker()
-    assert rig.script.calls == ["extract", "merge", "tag"]
+    assert rig.script.calls == ["extract", "merge", "tag", "cue"]
     assert len(rig.texts()) == 10
 
 
@@ -185,7 +186,7 @@ async def test_facts_a_merge_reply_leaves_out_are_kept(rig: WriteRig) -> None:
     await rig.enqueue(session("s-drop", "跟你说一堆事", *rig.script.facts["一堆"]))
     await rig.run_worker()
     assert rig.texts() == sorted(["女儿叫小橙子", "我老婆对海鲜过敏，尤其是虾", "我喜欢喝绿茶"])
-    assert rig.script.calls == ["extract", "merge", "tag"]
+    assert rig.script.calls == ["extract", "merge", "tag", "cue"]
 
 
 async def test_a_rerun_stores_nothing_twice_and_calls_no_llm(rig: WriteRig) -> None:
