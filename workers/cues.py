@@ -26,7 +26,6 @@ from workers.tagging import align_key
 
 log = structlog.get_logger(__name__)
 
-__all__ = ["CUED_CLASSES", "CUES_SCHEMA", "CUE_BATCH", "align", "batches", "cue", "tidy"]
 MAX_CUES = 8
 CUE_BATCH = 4  # memories per call: a small model's JSON for 4 × 8 cues fits max_tokens
 MIN_CHARS, MAX_CHARS = 2, 16
