@@ -110,6 +110,31 @@ def bench_writequality(
     run_async(lambda: main(options, console))
 
 
+@bench_app.command("cues")
+def bench_cues(
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    llm_url: Annotated[
+        str | None, typer.Option(help="write model (OpenAI-compatible); default: the local one")
+    ] = None,
+    model: Annotated[str, typer.Option(help="model name at --llm-url")] = "local",
+    cues: Annotated[
+        Path | None, typer.Option(help="reuse the cues of an earlier run's cues.json (no model)")
+    ] = None,
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """The write path's "when it matters" cues: acceptance and what they unlock (README)."""
+    from bench.cues import Options, main
+
+    options = Options(
+        name=name or time.strftime("cues-%Y%m%d-%H%M%S"), out=out, llm_url=llm_url,
+        model=model, cues_file=cues, overrides=tuple(set_),
+    )  # fmt: skip
+    run_async(lambda: main(options, console))
+
+
 @bench_app.command("e2e")
 def bench_e2e(
     name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",

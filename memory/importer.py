@@ -1,7 +1,9 @@
 """Loading memories from JSON Lines without any LLM (operator import, fixtures, bench snapshots).
 
 One object per line: ``text`` (required), optional ``cls``, ``decay``, ``expires_at`` (unix
-seconds or ISO date), ``subject``, ``speaker``, ``source``, ``created_at``. A line without ``cls``
+seconds or ISO date), ``subject``, ``speaker``, ``source``, ``created_at``, and ``cues`` (the
+memory's "when it matters" cues, as ``hearth bench cues`` writes them or another Hearth made
+them; without them a constraint or preference gets its cues from the worker). A line without ``cls``
 gets safe defaults (fact, never expires) and is marked ``tags_pending``: the caller queues it for
 the worker's tagging job, as every other entry point does (``memory.writes``). Ids are
 deterministic, so importing twice stores nothing twice.
@@ -13,7 +15,7 @@ import datetime as dt
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -37,6 +39,9 @@ class MemoryLine(BaseModel):
     speaker: str | None = None
     source: str = "import"
     created_at: float | None = None
+    cues: list[Annotated[str, Field(min_length=1, max_length=40)]] | None = Field(
+        default=None, max_length=16
+    )
 
     @field_validator("expires_at", "created_at", mode="before")
     @classmethod
@@ -96,6 +101,9 @@ def import_memories(
     for start in range(0, len(memories), BATCH):
         chunk = memories[start : start + BATCH]
         store.upsert(chunk, embedder.embed([m.text for m in chunk]))
+    for line, memory in zip(lines, memories, strict=True):
+        if line.cues:
+            store.put_cues(person, memory, line.cues, embedder.embed(line.cues))
     return memories
 
 

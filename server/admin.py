@@ -80,8 +80,10 @@ def admin_routes(
             return JSONResponse({"error": exc.message}, 400)
         stored = import_memories(lines, who, memory.embedder, memory.store)
         pending = [m.key for m in stored if m.tags_pending]
-        # lines with a constraint or preference class: the worker's job makes their cues
-        cue = [m.key for m in stored if not m.tags_pending and m.cls in CUED_CLASSES]
+        # lines with a constraint or preference class and no cues: the worker makes them
+        given = {line.text.strip() for line in lines if line.cues}
+        cue = [m.key for m in stored
+               if not m.tags_pending and m.cls in CUED_CLASSES and m.text not in given]  # fmt: skip
         if (pending or cue) and redis is not None:  # lines without a class: tagged there too
             await mark_for_tagging(redis, who, pending)
             await mark_for_cues(redis, who, cue)
