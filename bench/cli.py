@@ -41,12 +41,15 @@ def bench_readpath(
         int, typer.Option(help="queries also run through mem0 (0 = skip)")
     ] = 100,
     seed: Annotated[int, typer.Option()] = 7,
+    cues: Annotated[
+        int, typer.Option(help="cues indexed per constraint and preference (0 = none)")
+    ] = 6,
 ) -> None:
     """Read-path latency per step, recall@5 and noise, against mem0 on the same data."""
     from bench.readpath import main as bench_main
 
     settings = settings_or_exit()
-    run_async(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed))
+    run_async(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed, cues))
 
 
 @bench_app.command("embedder")
@@ -164,6 +167,10 @@ def bench_e2e(
     split: Annotated[str, typer.Option(help="dev | test | all")] = "all",
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
     timeout: Annotated[float, typer.Option(help="seconds per question")] = 180,
+    cues: Annotated[
+        Path | None,
+        typer.Option(help="a `hearth bench cues` run's cues.json: the snapshot gets those cues"),
+    ] = None,
 ) -> None:
     """Memory quality over the real device protocol, scored in layers (see README)."""
     import os
@@ -179,7 +186,7 @@ def bench_e2e(
         judge_key=os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
         only=tuple(q.strip() for q in only.split(",") if q.strip()), timeout_s=timeout,
         kinds=tuple(k.strip() for k in kinds.split(",") if k.strip()), llm_judge=llm_judge,
-        split=split,
+        split=split, cues_file=cues,
     )  # fmt: skip
     if split not in ("dev", "test", "all"):
         raise typer.BadParameter("--split is dev, test or all")

@@ -98,11 +98,11 @@ class Made:
     call_seconds: list[float] = field(default_factory=list)
 
 
-async def make(llm: StructuredLLM, texts: list[str]) -> Made:
+async def make(llm: StructuredLLM, texts: list[str], names: tuple[str, ...]) -> Made:
     made = Made()
-    for batch in cues.batches(texts):
+    for text in texts:
         started = time.perf_counter()
-        made.cues.update(await cues.cue(llm, batch))
+        made.cues.update(await cues.cue(llm, [text], names))
         made.call_seconds.append(time.perf_counter() - started)
     return made
 
@@ -255,7 +255,9 @@ async def main(options: Options, console: Console) -> Path:
                 style="json_object" if server else "json_schema",
             )  # fmt: skip
             try:
-                made = await make(llm, list(dict.fromkeys(texts + e2e)))
+                every = list(dict.fromkeys(texts + e2e))
+                names = tuple(entities.household_names(every, []))
+                made = await make(llm, every, names)
             finally:
                 if server is not None:
                     server.stop()

@@ -28,7 +28,7 @@ from bench.mem0_side import Mem0Side
 from config.settings import HearthSettings
 from memory import entities
 from memory.importer import MemoryLine
-from memory.schema import Memory, PersonId
+from memory.schema import CUED_CLASSES, Memory, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.readpath import ReadPath
@@ -66,7 +66,10 @@ class Dataset:
 
 
 def build_store(store: EdgeMemoryStore, items: list[Item], vectors: np.ndarray, persons: int,
-                per_person: int, rng: random.Random) -> Dataset:  # fmt: skip
+                per_person: int, rng: random.Random, cues: int = 0) -> Dataset:  # fmt: skip
+    """``cues``: that many "when it matters" cues for each constraint and preference, as the
+    write path stores them — each another pool item's question with that item's vector (real
+    household sentences in the embedder's space, no embedding needed)."""
     data = Dataset([PersonId(f"person-{n:02d}") for n in range(persons)], {})
     by_slot: dict[str, list[int]] = {}
     for index, item in enumerate(items):
@@ -83,6 +86,11 @@ def build_store(store: EdgeMemoryStore, items: list[Item], vectors: np.ndarray, 
             batch = chosen[start : start + 512]
             memories = [_memory(items[i], person) for i in batch]
             store.upsert(memories, [vectors[i].tolist() for i in batch])
+            for memory in memories if cues else ():
+                if memory.cls in CUED_CLASSES:
+                    picked = rng.sample(range(len(items)), cues)
+                    store.put_cues(person, memory, [items[i].question for i in picked],
+                                   [vectors[i].tolist() for i in picked])  # fmt: skip
     return data
 
 
@@ -153,7 +161,7 @@ def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data
 
 
 async def main(settings: HearthSettings, scales: list[int], persons: int, queries: int,
-               mem0_queries: int, seed: int) -> None:  # fmt: skip
+               mem0_queries: int, seed: int, cues: int = 0) -> None:  # fmt: skip
     embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     items = unique_items(POOL, seed)
     slot_of = {str(i.memory["text"]): i.slot for i in items}  # memory text → fact slot
@@ -165,7 +173,8 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             folder = Path(tmp)
             store = EdgeMemoryStore(folder / "edge", embedder.dim)
             started = time.perf_counter()
-            data = build_store(store, items, vectors, persons, per_person, rng)
+            data = build_store(store, items, vectors, persons, per_person, rng, cues)
+            points = store._shard.info().points_count
             load_s = time.perf_counter() - started
             # what `hearth up` does at start-up with the embedded store (memory.index_min_points)
             indexed = store.index(settings.memory.index_min_points)
@@ -174,11 +183,15 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             await read_path.recall(data.persons[0], "预热")
             ours = await run_hearth(read_path, qs, slot_of)
             ours["index_s"] = indexed[1] if indexed else None
+            ours["points"] = int(points)
             store.close()
             theirs = (await asyncio.to_thread(run_mem0, embedder, items, vectors, data,
                                               qs[:mem0_queries], folder, slot_of)) if mem0_queries else None  # fmt: skip
         rows.append((per_person, load_s, ours, theirs))
     _report(rows, persons, queries, mem0_queries)
+    for per_person, _load, ours, _theirs in rows:
+        console.print(f"{persons}×{per_person}: {ours['points']} points in the store "
+                      f"({cues} cues per constraint and preference)")  # fmt: skip
 
 
 def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]], persons: int,

@@ -1,15 +1,21 @@
-"""The cue call: "when does this memory matter?" — one LLM call for a few memories → for each,
-a handful of short everyday requests and situations in which it should come up, though they
-need not share a word with it (a mango allergy → 「来杯芒果冰沙」「做个水果拼盘」; fear of heights →
-「去走玻璃栈道」). The read path searches them as extra vectors (``memory.schema.CUE``); a hit
-renders the memory, never the cue.
+"""The cue call: "when does this memory matter?" → a handful of concrete things — dishes, snacks,
+drinks, medicines, places, activities, gifts — in which a memory should come up though a request
+about them shares no word with it (a peanut allergy → 宫保鸡丁, 花生酱; fear of heights → 玻璃栈道,
+摩天轮). The read path searches them as extra vectors (``memory.schema.CUE``); a hit renders the
+memory, never the cue.
+
+One narrow question per memory, asked by what the memory is (``question``): what contains the
+allergen, what a condition rules out, what a fear is afraid of, where a liking comes up, what
+interacts with a medicine. Measured on the cue bench's dev split with the 1.5B model: asked
+"when does this memory matter?" with worked examples, it copied the examples into unrelated
+memories (an egg allergy got the cilantro example's noodle soups) or restated the memory
+(「避免吃虾」); asked the narrow question, it lists things.
 
 Cues are made for the classes where a missed memory costs most: safety constraints and
-preferences (``memory.schema.CUED_CLASSES``). Results are aligned by the echoed memory text, as the tagging
-call is; a cue is kept only if it is a short phrase of its own (not the memory, not a copy of
-another memory, no prompt words), at most ``MAX_CUES`` per memory. A reply that is empty, cut
-off or not JSON leaves its memories without cues — stored and recalled as before — and they
-wait in the person's cue set for the next try.
+preferences (``memory.schema.CUED_CLASSES``). A cue is kept only if it is a short phrase of its
+own (not the memory or part of it, no prompt words, no advice such as 「少吃」), at most
+``MAX_CUES`` per memory. A reply that is empty, cut off or not JSON leaves its memory without
+cues — stored and recalled as before — and it waits in the person's cue set for the next try.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import Any
 
 import structlog
 
+from memory import entities
 from providers.llm import StructuredLLM
 from workers.mem0_stages import GarbageReply, parse_reply
 from workers.tagging import align_key
@@ -27,108 +34,136 @@ from workers.tagging import align_key
 log = structlog.get_logger(__name__)
 
 MAX_CUES = 8
-CUE_BATCH = 4  # memories per call: a small model's JSON for 4 × 8 cues fits max_tokens
+ASKED = 6  # things asked for per memory (a few are usually dropped by ``tidy``)
 MIN_CHARS, MAX_CHARS = 2, 16
 CUES_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "items": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "text": {"type": "string"},
-                    "cues": {"type": "array", "items": {"type": "string"}},
-                },
-                "required": ["text", "cues"],
-            },
-        }
+        "items": {"type": "array", "items": {"type": "string", "maxLength": 24}, "maxItems": 10}
     },
     "required": ["items"],
 }
 
-# The worked examples are not bench items (bench/data/e2e, bench/data/cues): no example may
-# come from a memory or question we measure on.
-PROMPT = """你在帮一个家庭语音助手判断：每条记忆在什么时候应该被想起来。
-对下面每一条记忆，写 5 到 8 条「线索」：家里人以后可能对助手说的一句简短请求或提到的场合，
-这时助手必须想起这条记忆——哪怕这句话里一个字也没有提到记忆本身。
-线索要具体：菜名、零食、饮料、药名、活动、地方、礼物、出行方式，一条线索 4 到 12 个字。
-想一想常识：哪些菜里常有这种食材，哪些活动会碰到这种害怕的事，哪些东西对这种病不好。
-
-例子：
-- 记忆「儿子对牛奶过敏」→ ["给孩子买杯奶茶", "做个奶油蛋糕", "点一份芝士焗饭", "冲杯热可可", "买点冰淇淋", "早餐吃面包配酸奶"]
-- 记忆「我怕水，不会游泳」→ ["去海边玩", "报个游泳班", "坐船游湖", "周末去漂流", "去水上乐园", "订个带泳池的酒店"]
-- 记忆「我不吃香菜」→ ["点碗牛肉面", "吃火锅调蘸料", "买份凉拌菜", "点越南河粉"]
-
-text：原样抄写记忆原文，一个字都不要改（我们靠原文对齐结果）。
-只返回 JSON：{{"items": [{{"text": "...", "cues": ["...", "..."]}}]}}，每条记忆一个对象。
-
-记忆：
-{memories}"""
-
+_STOP = r"(?=[，,。；;、和与及也还]|$)"
+_MEDICINE = re.compile(r"(?:素|西林|霉素|沙星|药|片|胶囊)$")
+# (what the memory is, a pattern whose group 1 names its topic), first match wins
+_CONDITIONS = (
+    "糖尿病|高血压|痛风|哮喘|胃病|甲亢|心脏病|癫痫|肾病|肾不好|肝病|血糖高|血压高|腰椎间盘突出|"
+    "腰不好|膝盖[^，。]{0,4}伤|腿脚不好|怀孕|孕期|心脏起搏器|贫血"
+)
+_FEARS = "恐高|怕高|怕水|幽闭恐惧症|晕车|晕船|晕机|怕黑|怕狗|怕猫|怕虫|[\u4e00-\u9fff]{1,4}恐惧症"
+_KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("allergy", re.compile(r"对(.{1,8}?)(?:严重)?(?:过敏|不耐受)")),
+    ("allergy", re.compile(r"([\u4e00-\u9fff]{1,6}?)(?:过敏|不耐受)")),
+    ("allergy", re.compile(r"(?:碰了?|吃了?)(.{1,6}?)会中毒")),
+    ("condition", re.compile(f"({_CONDITIONS})")),
+    ("fear", re.compile(f"({_FEARS})")),
+    ("medicine", re.compile(r"在吃(.{1,8}?)" + _STOP)),
+    ("avoid", re.compile(r"不能(?:吃|喝|碰|沾|用)(.{1,8}?)" + _STOP)),
+    ("avoid", re.compile(r"不(?:吃|喝)(.{1,6}?)" + _STOP)),
+    ("liking", re.compile(r"(?:最喜欢|喜欢|最爱|爱吃|爱喝|只喝|只吃|只要)(.{1,10}?)" + _STOP)),
+)
+_QUESTIONS = {
+    "allergy": "哪些常见的菜、零食、饮料、药或东西里含有{topic}？列出 {n} 种具体名字。",
+    "medicine_allergy": "哪些常见的药属于{topic}或含有{topic}？列出 {n} 种具体药名。",
+    "condition": "{topic}的人吃哪些具体的菜、喝哪些饮料、做哪些活动、去哪些地方会出问题？"
+    "列出 {n} 种具体名字。",
+    "fear": "{topic}的人去哪些地方、做哪些活动、坐什么会害怕或难受？列出 {n} 种具体名字。",
+    "medicine": "正在吃{topic}的人，吃哪些药、保健品、食物或饮料会和它冲突？列出 {n} 种具体名字。",
+    "avoid": "哪些常见的菜、零食、饮料里有{topic}？列出 {n} 种具体名字。",
+    "liking": "一个人喜欢{topic}。家里人点菜、买东西、送礼物、出去玩的时候，哪些具体的东西、"
+    "礼物、地方和它有关？列出 {n} 种具体名字。",
+    "other": "记忆：「{topic}」。和这件事有关、应该想起它的具体的东西、菜、活动或地方有哪些？"
+    "列出 {n} 种具体名字。",
+}
+_PROMPT = "{question}\n只写名字，每个 2 到 10 个字，不要解释，不要写建议。\n" + (
+    '只返回 JSON：{{"items": ["...", "..."]}}'
+)
 _EDGES = re.compile(
     r"^[\s\-–—•·*\d.、:：「」『』\"'“”‘’()（）\[\]]+|[\s。．.!！?？，,；;、\"'“”‘’]+$"
 )
-_PROMPT_WORDS = ("线索", "记忆", "助手", "原文", "例子")
+_PROMPT_WORDS = ("记忆", "助手", "名字", "具体")
+# advice and restatements, not situations: 「避免吃虾」「控制血糖」「少吃羊肉」
+_ADVICE = re.compile(r"避免|少吃|少喝|不能|不要|别|禁止|减少|控制|注意|过敏|选择|尽量|保持|适量")
+_ASIDE = re.compile(r"[（(][^）)]*[）)]")  # 「头孢菌素类（如头孢氨苄）」: the aside goes
 
 
-def messages(texts: list[str]) -> list[dict[str, str]]:
-    listed = "\n".join(f"- {text}" for text in texts)
-    return [{"role": "user", "content": PROMPT.format(memories=listed)}]
+def _topic_of(text: str) -> tuple[str, str]:
+    """(what kind of memory, the word the question is about)."""
+    for kind, pattern in _KINDS:
+        found = pattern.search(text)
+        if found is None:
+            continue
+        topic = found.group(1).strip("的了是")
+        for word in (*entities.SELF_WORDS, *sorted(entities.RELATIONS, key=len, reverse=True)):
+            topic = topic.removeprefix(word)  # 「我花粉过敏」「儿子乳糖不耐受」: not the person
+        if len(topic) < 1:
+            continue
+        if kind == "allergy" and _MEDICINE.search(topic):
+            return "medicine_allergy", topic
+        return kind, topic
+    return "other", text
 
 
-def batches(texts: list[str]) -> list[list[str]]:
-    return [texts[i : i + CUE_BATCH] for i in range(0, len(texts), CUE_BATCH)]
+def question(text: str) -> str:
+    """The one narrow question the model answers for ``text``."""
+    kind, topic = _topic_of(text)
+    return _QUESTIONS[kind].format(topic=topic, n=ASKED)
 
 
-def tidy(raw: Any, memory: str, others: set[str]) -> str | None:
-    """One cue as the model gave it → the cue kept, or None (why: in the docstring above)."""
+def messages(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": _PROMPT.format(question=question(text))}]
+
+
+def tidy(raw: Any, memory: str, names: tuple[str, ...] = ()) -> str | None:
+    """One cue as the model gave it → the cue kept, or None (why: in the docstring above).
+    ``names``: the memory's people, taken out of a cue (「小满虾饺」 is 虾饺)."""
     if not isinstance(raw, str):
         return None
-    cue = _EDGES.sub("", unicodedata.normalize("NFKC", raw).strip())
+    cue = _ASIDE.sub("", unicodedata.normalize("NFKC", raw))
+    for name in names:
+        cue = cue.replace(name, "")
+    cue = _EDGES.sub("", cue.strip())
     if not MIN_CHARS <= len(cue) <= MAX_CHARS:
         return None
-    key = align_key(cue)
-    if key == align_key(memory) or key in others or cue in memory:
+    if align_key(cue) == align_key(memory) or cue in memory:
         return None  # the memory itself (or part of it): its own vector already finds that
     if any(word in cue for word in _PROMPT_WORDS) or "..." in cue or "…" in cue:
         return None
+    if _ADVICE.search(cue):
+        return None  # advice instead of a situation
     return cue
 
 
-def align(texts: list[str], reply: str) -> dict[str, list[str] | None]:
-    """Cues per memory text (None: the reply says nothing usable about it → it waits)."""
+def parse(text: str, reply: str, names: tuple[str, ...] = ()) -> list[str] | None:
+    """The kept cues of one memory (None: nothing usable → it waits)."""
     parsed = parse_reply("cues", reply)
     items = parsed.get("items")
     if not isinstance(items, list):
         raise GarbageReply("cues", reply)
-    by_key = {align_key(text): text for text in texts}
-    others = set(by_key)
-    result: dict[str, list[str] | None] = dict.fromkeys(texts)
-    for item in items:
-        if not isinstance(item, dict) or not isinstance(item.get("cues"), list):
-            continue
-        text = by_key.get(align_key(str(item.get("text", ""))))
-        if text is None or result[text] is not None:
-            continue
-        kept: list[str] = []
-        for raw in item["cues"]:
-            cue = tidy(raw, text, others)
-            if cue is not None and cue not in kept:
-                kept.append(cue)
-        result[text] = kept[:MAX_CUES] or None
-    return result
+    kept: list[str] = []
+    for raw in items:
+        cue = tidy(raw, text, names)
+        if cue is not None and cue not in kept:
+            kept.append(cue)
+    return kept[:MAX_CUES] or None
 
 
-async def cue(llm: StructuredLLM, texts: list[str]) -> dict[str, list[str] | None]:
-    """Cues for each text, CUE_BATCH texts per call; a batch whose reply is unreadable leaves
-    only its own texts without cues (None)."""
+async def cue(
+    llm: StructuredLLM, texts: list[str], names: tuple[str, ...] = ()
+) -> dict[str, list[str] | None]:
+    """Cues for each text, one call each; an unreadable reply leaves only its own text without
+    cues (None). ``names``: the household's names, kept out of cues."""
     result: dict[str, list[str] | None] = {}
-    for batch in batches(texts):
-        reply = await llm.complete_json(messages(batch), CUES_SCHEMA, "cues")
+    for text in texts:
+        reply = await llm.complete_json(messages(text), CUES_SCHEMA, "cues")
         try:
-            result.update(align(batch, reply))
+            result[text] = parse(text, reply, tuple(n for n in names if n in text))
         except GarbageReply as exc:
-            log.warning("cues.batch_unreadable", texts=len(batch), error=str(exc)[:200])
-            result.update(dict.fromkeys(batch))
+            log.warning("cues.unreadable", text=text, error=str(exc)[:200])
+            result[text] = None
     return result
+
+
+def calls(texts: list[str]) -> int:
+    return len(texts)

@@ -520,12 +520,13 @@ class WritePath:
         texts = list(dict.fromkeys(m.text for m in wanted))
         made: dict[str, list[str] | None] = {}
         if texts:
+            names = tuple(await self._known_names(person, texts))
             try:
-                made = await cues.cue(self.llm, texts)
+                made = await cues.cue(self.llm, texts, names)
             except ProviderError as exc:
                 outcome.cues_deferred = repr(exc)[:300]
                 log.warning("write.cues_deferred", person=person, error=outcome.cues_deferred)
-            outcome.llm_calls += len(cues.batches(texts))
+            outcome.llm_calls += cues.calls(texts)
         phrases = list(dict.fromkeys(c for found in made.values() for c in found or ()))
         vectors = dict(zip(phrases, await self._embed(phrases), strict=True)) if phrases else {}
         async with self.writer.locked(person):

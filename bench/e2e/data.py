@@ -66,8 +66,9 @@ class Snapshot(_Strict):
         """snapshot id → the text as stored on this run day."""
         return {m.id: render_dates(m.text, today) for m in self.memories}
 
-    def jsonl(self, today: dt.date) -> str:
-        """The snapshot in ``hearth memory import`` format (no LLM involved)."""
+    def jsonl(self, today: dt.date, cues: dict[str, list[str]] | None = None) -> str:
+        """The snapshot in ``hearth memory import`` format (no LLM involved); ``cues``: the
+        "when it matters" cues per memory text a ``hearth bench cues`` run made."""
         midnight = dt.datetime.combine(today, dt.time()).timestamp()
         lines = []
         for m in self.memories:
@@ -75,6 +76,8 @@ class Snapshot(_Strict):
                                        "source": "bench"}  # fmt: skip
             if m.subject:
                 line["subject"] = m.subject
+            if cues and cues.get(str(line["text"])):
+                line["cues"] = cues[str(line["text"])]
             if self.speaker:
                 line["speaker"] = self.speaker
             if m.expires_in_days is not None:

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import orjson
 import yaml
 from arq.jobs import Job, JobStatus
 from redis.asyncio import Redis
@@ -62,6 +63,7 @@ class E2EOptions:
     questions_file: Path = QUESTIONS_FILE
     conversations_file: Path = CONVERSATIONS_FILE
     mem0: bool = True  # retrieval on a snapshot: also mem0's search on the test split
+    cues_file: Path | None = None  # a `hearth bench cues` run's cues.json: imported with them
 
 
 def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
@@ -122,7 +124,10 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
         async with running_hearth(Path(tmp), options.overrides, options.llm_url,
                                   _log_file(folder),
                                   write_path=options.fill == "replay") as hearth:  # fmt: skip
-            fixed = snapshot.jsonl(today) if options.fill == "snapshot" else None
+            made = (
+                orjson.loads(options.cues_file.read_bytes())["cues"] if options.cues_file else None
+            )
+            fixed = snapshot.jsonl(today, made) if options.fill == "snapshot" else None
             await hearth.prepare(snapshot.person, fixed)
             if options.fill == "replay":
                 console.print(f"replayed {await _replay(hearth, today, options)} sessions")
@@ -145,6 +150,7 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
         "date": today.isoformat(),
         "snapshot_sha256": hashlib.sha256(options.snapshot_file.read_bytes()).hexdigest()[:16],
         "questions": len(results), "seconds": round(time.time() - started, 1),
+        "cues": str(options.cues_file) if options.cues_file else None,
     }  # fmt: skip
     side = None
     if "retrieval" in options.layers and options.fill == "snapshot" and options.mem0:

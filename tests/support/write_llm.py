@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tests.support.scripted_llm import Reply
+from workers import cues
 
 TagSpec = tuple[str, str, str | None, str | None]  # cls, decay, expires_at, subject
 
@@ -52,7 +53,7 @@ class WriteScript:
             return self._merge(body, text)
         if "记忆打标签" in text:
             return self._tag(body, text)
-        if "什么时候应该被想起来" in text:
+        if "只写名字" in text:
             return self._cue(body, text)
         return self._refuse(f"unknown write-path prompt: {text[:120]!r}")
 
@@ -139,12 +140,9 @@ class WriteScript:
         if self.garbage_cues:
             self.garbage_cues -= 1
             return Reply("好的，这些记忆在吃饭的时候要想起来。")
-        listed = re.findall(r"^- (.+)$", text.split("\n记忆：\n", 1)[-1], flags=re.MULTILINE)
-        items = [
-            {"text": memory, "cues": self.cues.get(memory, ["周末带家人出去玩", "买点零食"])}
-            for memory in listed
-        ]
-        return Reply(json.dumps({"items": items}, ensure_ascii=False))
+        asked = next((m for m in self.cues if cues.question(m) in text), None)
+        found = self.cues[asked] if asked else ["周末带家人出去玩", "买点零食"]
+        return Reply(json.dumps({"items": found}, ensure_ascii=False))
 
 
 def _stored(prompt: str) -> list[dict[str, str]]:

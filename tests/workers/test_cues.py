@@ -55,7 +55,7 @@ async def test_a_constraint_gets_cues_that_bring_it_to_a_question_without_its_wo
     assert await rig.run_worker() == 1
     assert rig.script.problems == [] and rig.script.calls == ["extract", "tag", "cue"]
     [prompt] = rig.script.cue_prompts
-    assert HEIGHTS in prompt and "女儿叫小橙子" not in prompt  # facts get no cues
+    assert cues.question(HEIGHTS) in prompt  # one call: facts get no cues
     assert sorted(cue for _, cue in _cue_hits(rig, ZHANG, "玻璃栈道")) == sorted(HEIGHT_CUES)
     assert await rig.redis.scard(keys.recue("zhang")) == 0
     recall = await rig.memory.read_path.recall(ZHANG, "周末一起去坐热气球看风景吧", DAY_TS)
@@ -137,15 +137,29 @@ async def test_cues_never_cross_persons(rig: WriteRig) -> None:
     assert recall.safety == [] and all(r.memory.person == LI for r in recall.related)
 
 
-def test_cue_replies_are_tidied_and_aligned_by_text() -> None:
+def test_cue_replies_are_tidied() -> None:
     reply = (
-        '{"items": [{"text": "我恐高，站在高处腿就发软。", "cues": ["1. 去走玻璃栈道", "恐高",'
-        ' "去走玻璃栈道", "线索：蹦极", "…", "这是一条特别特别特别特别长的完全不像线索的句子", 3]},'
-        ' {"text": "不存在的记忆", "cues": ["吃饭"]}]}'
+        '{"items": ["1. 玻璃栈道", "我恐高", "玻璃栈道", "具体名字：蹦极", "…", "避免去高处",'
+        ' "这是一条特别特别特别特别长的完全不像线索的句子", 3, "小满的摩天轮", "索道（缆车）"]}'
     )
-    assert cues.align([HEIGHTS, "我不吃香菜"], reply) == {
-        HEIGHTS: ["去走玻璃栈道"],
-        "我不吃香菜": None,  # nothing about it in the reply: it waits
-    }
+    assert cues.parse(HEIGHTS, reply, ("小满",)) == ["玻璃栈道", "的摩天轮", "索道"]
     with pytest.raises(cues.GarbageReply):
-        cues.align([HEIGHTS], '{"answer": "好的"}')
+        cues.parse(HEIGHTS, '{"answer": "好的"}')
+
+
+@pytest.mark.parametrize(
+    ("memory", "asked"),
+    [
+        ("我对青霉素过敏", "哪些常见的药属于青霉素"),
+        ("儿子乳糖不耐受，喝牛奶会拉肚子", "含有乳糖"),
+        ("家里的猫碰了百合会中毒", "含有百合"),
+        ("爷爷有痛风，海鲜和啤酒都不能碰", "痛风的人"),
+        ("我恐高，站在高处腿就发软", "恐高的人去哪些地方"),
+        ("妈妈在吃降压药，不能和西柚一起吃", "正在吃降压药的人"),
+        ("老婆不吃香菜", "里有香菜"),
+        ("爸爸最喜欢钓鱼", "一个人喜欢钓鱼"),
+        ("我们家每周五吃披萨", "记忆：「我们家每周五吃披萨」"),
+    ],
+)
+def test_each_memory_gets_one_narrow_question(memory: str, asked: str) -> None:
+    assert asked in cues.question(memory)

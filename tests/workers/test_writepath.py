@@ -171,7 +171,13 @@ async def test_llm_calls_per_session_do_not_grow_with_facts(rig: WriteRig) -> No
     said = rig.script.facts["十件事"]
     await rig.enqueue(session("s-ten", "说说我的十件事", *said))
     await rig.run_worker()
-    assert rig.script.calls == ["extract", "merge", "tag", "cue"]
+    assert rig.script.calls == [
+        "extract",
+        "merge",
+        "tag",
+        "cue",
+        "cue",
+    ]  # one per constraint or liking
     assert len(rig.texts()) == 10
 
 
@@ -186,7 +192,13 @@ async def test_facts_a_merge_reply_leaves_out_are_kept(rig: WriteRig) -> None:
     await rig.enqueue(session("s-drop", "跟你说一堆事", *rig.script.facts["一堆"]))
     await rig.run_worker()
     assert rig.texts() == sorted(["女儿叫小橙子", "我老婆对海鲜过敏，尤其是虾", "我喜欢喝绿茶"])
-    assert rig.script.calls == ["extract", "merge", "tag", "cue"]
+    assert rig.script.calls == [
+        "extract",
+        "merge",
+        "tag",
+        "cue",
+        "cue",
+    ]  # one per constraint or liking
 
 
 async def test_a_rerun_stores_nothing_twice_and_calls_no_llm(rig: WriteRig) -> None:
