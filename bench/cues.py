@@ -120,6 +120,7 @@ class ProbeResult:
     before: bool
     after: bool
     cue: str | None
+    wrong: list[str]  # other memories a cue brought to this request
 
 
 def _found(recall: Any, memory: Memory) -> tuple[bool, str | None]:
@@ -157,9 +158,12 @@ async def score(
             memory = memories[labelled.id]
             for probe in labelled.probes:
                 before, _ = _found(await plain.recall(person, probe.q), memory)
-                after, cue = _found(await cued.recall(person, probe.q), memory)
+                recall = await cued.recall(person, probe.q)
+                after, cue = _found(recall, memory)
+                wrong = [r.memory.text for r in recall.safety + recall.related
+                         if r.why == "cue" and r.memory.key != memory.key]  # fmt: skip
                 probes.append(ProbeResult(labelled.text, labelled.split, probe.kind, probe.q,
-                                          before, after, cue))  # fmt: skip
+                                          before, after, cue, wrong))  # fmt: skip
         quiet = []
         for question in data.quiet:
             recall = await cued.recall(person, question)
@@ -202,6 +206,7 @@ def summary(rows: list[dict[str, Any]], scored: dict[str, Any], split: str) -> d
         "before": sum(p["before"] for p in probes),
         "after": sum(p["after"] for p in probes),
         "lost": sum(p["before"] and not p["after"] for p in probes),
+        "wrong": sum(len(p["wrong"]) for p in probes),
         "kinds": kinds,
     }
 
@@ -282,7 +287,10 @@ async def main(options: Options, console: Console) -> Path:
     for split in ("dev", "test"):
         kinds = report["splits"][split]["kinds"]
         line = ", ".join(f"{k} {v['before']}→{v['after']}/{v['probes']}" for k, v in kinds.items())
-        console.print(f"{split}: {line}; lost {report['splits'][split]['lost']}")
+        s = report["splits"][split]
+        console.print(
+            f"{split}: {line}; lost {s['lost']}; other memories a cue brought {s['wrong']}"
+        )
     if made.call_seconds:
         per = sum(made.call_seconds) / len(made.call_seconds)
         console.print(f"{len(made.call_seconds)} cue calls, {per:.1f} s each on average")

@@ -66,8 +66,7 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 _QUESTIONS = {
     "allergy": "哪些常见的菜、零食、饮料、药或东西里含有{topic}？列出 {n} 种具体名字。",
     "medicine_allergy": "哪些常见的药属于{topic}或含有{topic}？列出 {n} 种具体药名。",
-    "condition": "{topic}的人吃哪些具体的菜、喝哪些饮料、做哪些活动、去哪些地方会出问题？"
-    "列出 {n} 种具体名字。",
+    "condition": "{topic}的人不能吃哪些东西、不能做哪些事？列出 {n} 种具体名字。",
     "fear": "{topic}的人去哪些地方、做哪些活动、坐什么会害怕或难受？列出 {n} 种具体名字。",
     "medicine": "正在吃{topic}的人，吃哪些药、保健品、食物或饮料会和它冲突？列出 {n} 种具体名字。",
     "avoid": "哪些常见的菜、零食、饮料里有{topic}？列出 {n} 种具体名字。",
@@ -105,6 +104,11 @@ def _topic_of(text: str) -> tuple[str, str]:
     return "other", text
 
 
+def _parts(topic: str) -> list[str]:
+    """The words of a topic (「洋葱和大蒜」 → 洋葱, 大蒜)."""
+    return [p for p in re.split(r"[和与及、,，/]", topic) if len(p) >= 1]
+
+
 def question(text: str) -> str:
     """The one narrow question the model answers for ``text``."""
     kind, topic = _topic_of(text)
@@ -117,7 +121,10 @@ def messages(text: str) -> list[dict[str, str]]:
 
 def tidy(raw: Any, memory: str, names: tuple[str, ...] = ()) -> str | None:
     """One cue as the model gave it → the cue kept, or None (why: in the docstring above).
-    ``names``: the memory's people, taken out of a cue (「小满虾饺」 is 虾饺)."""
+    ``names``: the memory's people, taken out of a cue (「小满虾饺」 is 虾饺). A cue that names
+    what the memory is about (「洋葱披萨」 for 「狗不能吃洋葱」) is dropped: the memory's own text
+    already finds a request with that word, and the rest of the cue (披萨) would bring the
+    memory to every pizza."""
     if not isinstance(raw, str):
         return None
     cue = _ASIDE.sub("", unicodedata.normalize("NFKC", raw))
@@ -128,6 +135,9 @@ def tidy(raw: Any, memory: str, names: tuple[str, ...] = ()) -> str | None:
         return None
     if align_key(cue) == align_key(memory) or cue in memory:
         return None  # the memory itself (or part of it): its own vector already finds that
+    kind, topic = _topic_of(memory)
+    if kind != "other" and any(part in cue for part in _parts(topic)):
+        return None
     if any(word in cue for word in _PROMPT_WORDS) or "..." in cue or "…" in cue:
         return None
     if _ADVICE.search(cue):
