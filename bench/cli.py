@@ -123,6 +123,9 @@ def bench_cues(
     cues: Annotated[
         Path | None, typer.Option(help="reuse the cues of an earlier run's cues.json (no model)")
     ] = None,
+    oracle: Annotated[
+        bool, typer.Option(help="use the labelled accept words as cues (an upper bound, no model)")
+    ] = False,
     set_: Annotated[
         list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
     ] = [],  # noqa: B006
@@ -133,7 +136,7 @@ def bench_cues(
 
     options = Options(
         name=name or time.strftime("cues-%Y%m%d-%H%M%S"), out=out, llm_url=llm_url,
-        model=model, cues_file=cues, overrides=tuple(set_),
+        model=model, cues_file=cues, overrides=tuple(set_), oracle=oracle,
     )  # fmt: skip
     run_async(lambda: main(options, console))
 

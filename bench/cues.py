@@ -43,6 +43,7 @@ from providers.llm import StructuredLLM
 from server.memory.readpath import ReadPath
 from workers import cues
 
+MAX_ORACLE = 8  # as many as the write path keeps (workers.cues.MAX_CUES)
 DATA = Path(__file__).resolve().parent / "data" / "cues" / "memories.yaml"
 Split = Literal["dev", "test"]
 
@@ -88,6 +89,7 @@ class Options:
     model: str = "local"
     cues_file: Path | None = None
     overrides: tuple[str, ...] = ()
+    oracle: bool = False  # the labelled ``accept`` words as the cues: an upper bound, no model
 
 
 @dataclass
@@ -242,7 +244,11 @@ async def main(options: Options, console: Console) -> Path:
     with tempfile.TemporaryDirectory(prefix="hearth-bench-cues-") as tmp:
         scratch = Path(tmp)
         settings = load_settings(data_dir=scratch)
-        if options.cues_file is not None:
+        if options.oracle:
+            made = Made({m.text: m.accept[:MAX_ORACLE] for m in data.memories
+                         if m.cls in CUED_CLASSES}, [])  # fmt: skip
+            source = "oracle: the labelled accept words"
+        elif options.cues_file is not None:
             earlier = orjson.loads(options.cues_file.read_bytes())
             made = Made({**earlier["cues"]}, [])
             source = str(options.cues_file)

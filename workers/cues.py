@@ -81,7 +81,12 @@ _PROMPT = "{question}\n只写名字，每个 2 到 10 个字，不要解释，�
 _EDGES = re.compile(
     r"^[\s\-–—•·*\d.、:：「」『』\"'“”‘’()（）\[\]]+|[\s。．.!！?？，,；;、\"'“”‘’]+$"
 )
-_PROMPT_WORDS = ("记忆", "助手", "名字", "具体")
+_PROMPT_WORDS = ("记忆", "助手", "名字", "具体", "患者")
+# the question's own category words given back as answers: they match every request
+_GENERIC = frozenset(
+    ("东西", "活动", "地方", "场所", "场合", "食物", "饮料", "零食", "礼物", "药", "药物", "菜",
+     "座位", "运动", "旅行", "美食", "音乐", "艺术")
+)  # fmt: skip
 # advice and restatements, not situations: 「避免吃虾」「控制血糖」「少吃羊肉」
 _ADVICE = re.compile(r"避免|少吃|少喝|不能|不要|别|禁止|减少|控制|注意|过敏|选择|尽量|保持|适量")
 _ASIDE = re.compile(r"[（(][^）)]*[）)]")  # 「头孢菌素类（如头孢氨苄）」: the aside goes
@@ -140,6 +145,8 @@ def tidy(raw: Any, memory: str, names: tuple[str, ...] = ()) -> str | None:
         return None
     if any(word in cue for word in _PROMPT_WORDS) or "..." in cue or "…" in cue:
         return None
+    if cue in _GENERIC:
+        return None  # the question's own category word: it would match every request
     if _ADVICE.search(cue):
         return None  # advice instead of a situation
     return cue

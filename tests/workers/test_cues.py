@@ -140,7 +140,8 @@ async def test_cues_never_cross_persons(rig: WriteRig) -> None:
 def test_cue_replies_are_tidied() -> None:
     reply = (
         '{"items": ["1. 玻璃栈道", "我恐高", "玻璃栈道", "具体名字：蹦极", "…", "避免去高处",'
-        ' "这是一条特别特别特别特别长的完全不像线索的句子", 3, "小满的摩天轮", "索道（缆车）"]}'
+        ' "这是一条特别特别特别特别长的完全不像线索的句子", 3, "小满的摩天轮", "索道（缆车）",'
+        ' "活动", "恐高患者去的场所"]}'
     )
     assert cues.parse(HEIGHTS, reply, ("小满",)) == ["玻璃栈道", "的摩天轮", "索道"]
     with pytest.raises(cues.GarbageReply):
