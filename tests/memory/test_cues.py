@@ -96,3 +96,16 @@ def test_cues_never_cross_persons(store: MemoryStore, embedder: UseEmbedder) -> 
     [gone] = store.search_batch(LI, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
     [kept] = store.search_batch(ZHANG, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
     assert gone == [] and [h.memory.key for h in kept] == [mine.key]
+
+
+def test_an_import_line_may_carry_its_cues(store: MemoryStore, embedder: UseEmbedder) -> None:
+    from memory.importer import import_memories, parse_lines
+
+    lines = parse_lines(
+        ['{"text": "我恐高", "cls": "safety", "cues": ["玻璃栈道", "摩天轮"]}',
+         '{"text": "我喜欢喝绿茶", "cls": "preference"}']
+    )  # fmt: skip
+    stored = import_memories(lines, ZHANG, embedder, store)
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "去走玻璃栈道")], NOW)
+    assert {h.cue for h in hits} == {"玻璃栈道", "摩天轮"}
+    assert {h.memory.key for h in hits} == {stored[0].key} and store.count(ZHANG) == 2

@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 from config import keys
 from memory.registry import Speakers
 from memory.schema import MemoryClass, PersonId
+from memory.store import Search
 from server.admin import admin_routes
 from server.api.idempotency import WriteTracker
 from server.api.service import MemoryService
@@ -83,5 +84,32 @@ async def test_an_import_without_classes_is_tagged_and_reaches_the_safety_group(
             "/admin/memory/import", json={"person": "zhang", "jsonl": jsonl},
             headers={"Authorization": "Bearer admin-token"},
         )  # fmt: skip
-    assert response.json() == {"imported": 1, "person": "zhang", "tags_pending": 1}
+    assert response.json() == {
+        "imported": 1, "person": "zhang", "tags_pending": 1, "cues_pending": 0
+    }  # fmt: skip
     await _tagged_into_the_safety_group(rig)
+
+
+async def test_an_import_with_classes_gets_its_cues_from_the_worker(rig: WriteRig) -> None:
+    """Constraints imported with their class and no cues get cues from the worker's job; a line
+    that carries its cues keeps them (no call for it)."""
+    routes = admin_routes(rig.memory, "admin-token", rig.redis, ArqTagRequests(rig.redis))  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=Starlette(routes=routes))
+    lines = [{"text": ALLERGY, "cls": "safety", "subject": "老婆"},
+             {"text": "我恐高", "cls": "safety", "cues": ["玻璃栈道"]},
+             {"text": "我家住在滨江区", "cls": "fact"}]  # fmt: skip
+    async with httpx.AsyncClient(transport=transport, base_url="http://hearth") as client:
+        response = await client.post(
+            "/admin/memory/import", headers={"Authorization": "Bearer admin-token"},
+            json={"person": "zhang", "jsonl": "\n".join(orjson.dumps(x).decode() for x in lines)},
+        )  # fmt: skip
+    assert response.json()["cues_pending"] == 1
+    assert await rig.run_worker() == 1
+    assert rig.script.calls == ["cue"]  # the allergy's cues; nothing to tag
+    [vector] = rig.memory.embedder.embed(["买点零食"])
+    [hits] = rig.memory.store.search_batch(
+        ZHANG, [Search(vector, 10, None, cues=True, exclude_expired=False)], 0.0
+    )
+    assert sorted((h.memory.text, h.cue) for h in hits) == sorted(
+        [(ALLERGY, "周末带家人出去玩"), (ALLERGY, "买点零食"), ("我恐高", "玻璃栈道")]
+    )
