@@ -100,3 +100,12 @@ def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[M
     ``limit``."""
     scope = scope_of(question)
     return [m for m in constraints if scope.covers(question, m)][:limit]
+
+
+# what a question asking for information looks like (「长城有多长？」「珠江流经哪个城市」)
+_ASKS = re.compile(r"[？?]\s*$|吗|什么|哪|谁|几|多少|多长|多远|多高|多大|多久|怎么|为什么|是不是")
+
+
+def asks_for_information(question: str) -> bool:
+    """A question about the world rather than a request or plan of the household's."""
+    return _ASKS.search(question) is not None

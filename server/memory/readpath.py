@@ -24,7 +24,8 @@
    them — so expired memories still never use up the limit, within two round trips.
    Round 1 also searches the person's cues (``cue_limit``, ``cue_threshold``: what the write
    path said each constraint or preference matters for, 「芒果冰沙」 for a mango allergy); the
-   memories they point at are read by id in round 2 — for the person the request concerns.
+   memories they point at are read by id in round 2 — for the person the request concerns, and
+   never for a question about the world (「长城有多长？」, neither anchored nor a safety topic).
 5. Safety-class memories recalled by any round are promoted into the safety group (with its
    mandatory rule); the rest go to the related group.
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
@@ -152,6 +153,8 @@ class ReadPath:
                                      s.safety_lookup_limit)  # fmt: skip
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
         cued = _cued(next(rounds), found) if s.cue_limit else {}
+        if not (anchored or result.looked) and lookup.asks_for_information(question):
+            cued = {}  # a question about the world (「长城有多长？」): no situation of the household
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")

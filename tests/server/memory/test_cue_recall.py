@@ -54,3 +54,14 @@ async def test_cues_of_an_older_text_and_of_someone_else_stay_out(
     store.upsert([revised], embedder.embed([revised.text]))
     again = await read_path.recall(ZHANG, "给我爸买点动物内脏")
     assert all(r.why != "cue" for r in again.safety + again.related)
+
+
+async def test_a_question_about_the_world_is_no_situation_for_a_cue(
+    store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    read_path = ReadPath(embedder, store, load_settings().memory)
+    _with_cues(store, embedder, HEIGHTS, "我", ["长城", "黄山"])
+    asked = await read_path.recall(ZHANG, "长城有多长？")
+    assert asked.block == "" and asked.safety == []
+    plan = await read_path.recall(ZHANG, "周末去长城")
+    assert [r.why for r in plan.safety if r.memory.text == HEIGHTS] == ["cue"]
