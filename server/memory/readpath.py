@@ -154,7 +154,7 @@ class ReadPath:
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
         cued = _cued(next(rounds), found) if s.cue_limit else {}
         if not (anchored or result.looked) and lookup.asks_for_information(question):
-            cued = {}  # a question about the world (「长城有多长？」): no situation of the household
+            cued = {}  # a question about the world (「长城有多长？」): no household situation
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
