@@ -58,6 +58,7 @@ def import_(
     """Load memories from JSON Lines (no LLM call). Importing twice stores nothing twice."""
     from memory.identity import person_id
     from memory.importer import LineError, import_memories, parse_lines
+    from memory.schema import CUED_CLASSES
     from server.memory.engine import build_memory
 
     settings = _settings()
@@ -83,6 +84,12 @@ def import_(
             console.print(
                 f"{pending} lines had no cls: stored as facts with tags pending; import them "
                 "through a running Hearth (`hearth up`) to have them tagged"
+            )
+        uncued = sum(not line.cues and line.cls in CUED_CLASSES for line in lines)
+        if uncued:
+            console.print(
+                f"{uncued} constraints or preferences came without cues: import them through a "
+                "running Hearth to have the worker make them"
             )
     console.print(f"imported {count} memories for {person}")
 
