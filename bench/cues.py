@@ -228,10 +228,9 @@ def table(report: dict[str, Any], title: str) -> Table:
 
 async def main(options: Options, console: Console) -> Path:
     from bench.e2e.hearth import env_overrides
+    from bench.write_model import write_model
     from config.settings import load_settings
     from providers.embedder import UseEmbedder
-    from providers.llm import JsonLLM
-    from providers.processes import LocalLLMServer, free_port
 
     os.environ.update(env_overrides(list(options.overrides)))
     home = load_settings()
@@ -253,25 +252,10 @@ async def main(options: Options, console: Console) -> Path:
             made = Made({**earlier["cues"]}, [])
             source = str(options.cues_file)
         else:
-            server = None
-            if options.llm_url is None:
-                model = home.resolve(home.local_llm.model_file).resolve()
-                local = settings.local_llm.model_copy(update={"port": free_port()})
-                server = LocalLLMServer(local, model, scratch)
-                await server.start()
-            llm = JsonLLM(
-                base_url=options.llm_url or (server.base_url if server else ""),
-                model=options.model, api_key=os.environ.get("HEARTH_BENCH_LLM_KEY", ""),
-                timeout_s=settings.write.timeout_s, max_tokens=settings.write.max_tokens,
-                style="json_object" if server else "json_schema",
-            )  # fmt: skip
-            try:
+            async with write_model(options.llm_url, options.model, home, settings, scratch) as llm:
                 every = list(dict.fromkeys(texts + e2e))
                 names = tuple(entities.household_names(every, []))
                 made = await make(llm, every, names)
-            finally:
-                if server is not None:
-                    server.stop()
             source = options.llm_url or str(home.local_llm.model_file)
         embedder = UseEmbedder()
         scored = await score(data, made.cues, settings, embedder, scratch)

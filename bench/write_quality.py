@@ -444,9 +444,9 @@ async def main(options: Options, console: Console) -> Path:
     from redis.asyncio import Redis
 
     from bench.e2e.hearth import env_overrides
+    from bench.write_model import write_model
     from config.settings import load_settings
-    from providers.llm import JsonLLM
-    from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
+    from providers.processes import EmbeddedRedis
     from server.memory.engine import build_memory
 
     os.environ.update(env_overrides(list(options.overrides)))
@@ -462,41 +462,26 @@ async def main(options: Options, console: Console) -> Path:
     with tempfile.TemporaryDirectory(prefix="hearth-bench-wq-") as tmp:
         scratch = Path(tmp)
         settings = load_settings(data_dir=scratch)
-        server = None
-        if options.llm_url is None:
-            model = home.resolve(home.local_llm.model_file).resolve()
-            local = settings.local_llm.model_copy(update={"port": free_port()})
-            server = LocalLLMServer(local, model, scratch)
-            await server.start()
         redis_server = EmbeddedRedis(scratch / "redis")
         await redis_server.start()
         memory = build_memory(settings)
         redis = Redis.from_url(redis_server.url)
-        llm = JsonLLM(
-            base_url=options.llm_url or (server.base_url if server else ""),
-            model=options.model,
-            api_key=os.environ.get("HEARTH_BENCH_LLM_KEY", ""),
-            timeout_s=settings.write.timeout_s,
-            max_tokens=settings.write.max_tokens,
-            style="json_object" if server else "json_schema",
-        )
         try:
-            write_path = WritePath(redis, memory.embedder, memory.store, llm, settings.write)
+            async with write_model(options.llm_url, options.model, home, settings, scratch) as llm:
+                write_path = WritePath(redis, memory.embedder, memory.store, llm, settings.write)
 
-            def show(r: SessionScore) -> None:
-                bad = sum(not i.ok for i in r.items)
-                passed = f"{len(r.items) - bad}/{len(r.items)} items"
-                console.print(
-                    f"{r.id:8} {r.split:4} {r.seconds:6.1f} s  {passed}  extra {len(r.extra)}"
-                )
+                def show(r: SessionScore) -> None:
+                    bad = sum(not i.ok for i in r.items)
+                    passed = f"{len(r.items) - bad}/{len(r.items)} items"
+                    console.print(
+                        f"{r.id:8} {r.split:4} {r.seconds:6.1f} s  {passed}  extra {len(r.extra)}"
+                    )
 
-            results = await run(write_path, sessions, chosen, show)
+                results = await run(write_path, sessions, chosen, show)
         finally:
             await redis.aclose()
             memory.close()
             redis_server.stop()
-            if server is not None:
-                server.stop()
     meta = {
         "name": options.name, "split": options.split, "only": list(options.only),
         "llm": options.llm_url or str(home.local_llm.model_file), "model": options.model,
