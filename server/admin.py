@@ -19,6 +19,7 @@ from starlette.routing import Route
 from memory.identity import IdentityError, person_id
 from memory.importer import LineError, import_memories, parse_lines
 from memory.schema import CUED_CLASSES
+from memory.store import store_call
 from memory.writes import NoTagging, TagRequests, mark_for_cues, mark_for_tagging, request_tags
 from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
@@ -93,9 +94,35 @@ def admin_routes(
              "cues_pending": len(cue)}
         )  # fmt: skip
 
+    async def cues(request: Request) -> Response:
+        """(Re)make the cues of every constraint and preference of a person — memories stored
+        before cues existed, or after a change of write model. The worker does it."""
+        if memory is None:
+            return _no_memory()
+        if redis is None:
+            return JSONResponse({"error": "cues need the worker (Redis)"}, 409)
+        body = await request.json()
+        try:
+            who = person_id(str(body.get("person", "")))
+        except IdentityError as exc:
+            return JSONResponse({"error": exc.message}, 400)
+        queued: list[str] = []
+        offset: str | None = None
+        while True:
+            page = await store_call(memory.store, memory.store.scroll, who, None, 256, offset)
+            queued += [m.key for m in page.memories if m.cls in CUED_CLASSES]
+            offset = page.next_offset
+            if offset is None:
+                break
+        await mark_for_cues(redis, who, queued)
+        if queued:
+            await request_tags(tags, who)  # the tag job makes pending cues too
+        return JSONResponse({"person": who, "cues_pending": len(queued)})
+
     return [
         Route("/admin/memory/recall", _guarded(token, recall), methods=["POST"]),
         Route("/admin/memory/import", _guarded(token, import_), methods=["POST"]),
+        Route("/admin/memory/cues", _guarded(token, cues), methods=["POST"]),
     ]
 
 

@@ -94,6 +94,18 @@ def import_(
     console.print(f"imported {count} memories for {person}")
 
 
+@memory_app.command("cues")
+def cues(person: Annotated[str, typer.Option("--person", "-p")]) -> None:
+    """(Re)make the "when it matters" cues of a person's constraints and preferences (memories
+    from before cues existed, or after changing the write model): the running worker does it."""
+    admin = running_admin(_settings())
+    if admin is None:
+        console.print("[red]cues are made by the worker: start Hearth (`hearth up`) first[/red]")
+        raise typer.Exit(1)
+    data = _call(admin, "/admin/memory/cues", {"person": person})
+    console.print(f"{data['cues_pending']} memories of {data['person']} queued for cues")
+
+
 @memory_app.command("recall")
 def recall(
     question: str,
@@ -122,7 +134,8 @@ def recall(
     table = Table("group", "why", "score", "cls", "text")
     for group in ("safety", "related"):
         for item in data["groups"][group]:
-            table.add_row(group, item["why"], f"{item['score']:.3f}", item["cls"], item["text"])
+            why = f"cue: {item['cue']}" if item.get("cue") else item["why"]
+            table.add_row(group, why, f"{item['score']:.3f}", item["cls"], item["text"])
     console.print(table)
     console.print(data["prompt_block"] or "[dim](nothing injected)[/dim]")
     console.print(f"timings ms: {data['timings_ms']}")

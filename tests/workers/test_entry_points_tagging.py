@@ -113,3 +113,29 @@ async def test_an_import_with_classes_gets_its_cues_from_the_worker(rig: WriteRi
     assert sorted((h.memory.text, h.cue) for h in hits) == sorted(
         [(ALLERGY, "周末带家人出去玩"), (ALLERGY, "买点零食"), ("我恐高", "玻璃栈道")]
     )
+
+
+async def test_memories_from_before_cues_get_them_on_request(rig: WriteRig) -> None:
+    """`hearth memory cues --person`: every constraint and preference of the person is queued,
+    and the worker makes their cues; facts get none, other persons are untouched."""
+    from memory.schema import Memory
+
+    old = [Memory(text=ALLERGY, person=ZHANG, cls=MemoryClass.SAFETY, subject="老婆"),
+           Memory(text="我家住在滨江区", person=ZHANG),
+           Memory(text="我儿子对芒果过敏", person=PersonId("li"), cls=MemoryClass.SAFETY)]  # fmt: skip
+    rig.memory.store.upsert(old, rig.memory.embedder.embed([m.text for m in old]))
+    routes = admin_routes(rig.memory, "admin-token", rig.redis, ArqTagRequests(rig.redis))  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=Starlette(routes=routes))
+    async with httpx.AsyncClient(transport=transport, base_url="http://hearth") as client:
+        response = await client.post("/admin/memory/cues", json={"person": "zhang"},
+                                     headers={"Authorization": "Bearer admin-token"})  # fmt: skip
+        refused = await client.post("/admin/memory/cues", json={"person": "../x"},
+                                    headers={"Authorization": "Bearer admin-token"})  # fmt: skip
+    assert response.json() == {"person": "zhang", "cues_pending": 1}
+    assert refused.status_code == 400
+    assert await rig.run_worker() == 1 and rig.script.calls == ["cue"]
+    [vector] = rig.memory.embedder.embed(["买点零食"])
+    cue_search = Search(vector, 10, None, cues=True, exclude_expired=False)
+    [mine] = rig.memory.store.search_batch(ZHANG, [cue_search], 0.0)
+    [theirs] = rig.memory.store.search_batch(PersonId("li"), [cue_search], 0.0)
+    assert {h.memory.text for h in mine} == {ALLERGY} and theirs == []
