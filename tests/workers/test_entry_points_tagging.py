@@ -120,9 +120,10 @@ async def test_memories_from_before_cues_get_them_on_request(rig: WriteRig) -> N
     and the worker makes their cues; facts get none, other persons are untouched."""
     from memory.schema import Memory
 
+    li = PersonId("li")
     old = [Memory(text=ALLERGY, person=ZHANG, cls=MemoryClass.SAFETY, subject="老婆"),
            Memory(text="我家住在滨江区", person=ZHANG),
-           Memory(text="我儿子对芒果过敏", person=PersonId("li"), cls=MemoryClass.SAFETY)]  # fmt: skip
+           Memory(text="我儿子对芒果过敏", person=li, cls=MemoryClass.SAFETY)]  # fmt: skip
     rig.memory.store.upsert(old, rig.memory.embedder.embed([m.text for m in old]))
     routes = admin_routes(rig.memory, "admin-token", rig.redis, ArqTagRequests(rig.redis))  # type: ignore[arg-type]
     transport = httpx.ASGITransport(app=Starlette(routes=routes))
@@ -137,5 +138,5 @@ async def test_memories_from_before_cues_get_them_on_request(rig: WriteRig) -> N
     [vector] = rig.memory.embedder.embed(["买点零食"])
     cue_search = Search(vector, 10, None, cues=True, exclude_expired=False)
     [mine] = rig.memory.store.search_batch(ZHANG, [cue_search], 0.0)
-    [theirs] = rig.memory.store.search_batch(PersonId("li"), [cue_search], 0.0)
+    [theirs] = rig.memory.store.search_batch(li, [cue_search], 0.0)
     assert {h.memory.text for h in mine} == {ALLERGY} and theirs == []
