@@ -1,6 +1,7 @@
 """Forgetting a person completely: not only the memories, but every other place Hearth keeps
 the words they said — the archived transcripts, each of those sessions' write-path checkpoints
-(the extracted facts) and turn traces, the conflict log, the retag set, the dead letters of
+(the extracted facts) and turn traces, the conflict log, the retag and cue sets (and the
+cues, with the memories), the dead letters of
 their jobs, and the photos of their image memories. ``forget all`` and ``DELETE /collection``
 run this, under the person's store lock.
 
@@ -46,7 +47,9 @@ async def forget_person(
     if photos is not None:
         photos.delete_person(person)
     pipe = redis.pipeline(transaction=True)
-    pipe.delete(keys.transcripts(person), keys.conflicts(person), keys.retag(person))
+    pipe.delete(
+        keys.transcripts(person), keys.conflicts(person), keys.retag(person), keys.recue(person)
+    )
     for session in sessions:
         pipe.delete(keys.write_checkpoint(session), keys.turn_traces(session))
     if letters:

@@ -25,6 +25,7 @@ async def test_forget_all_leaves_no_copy_of_what_was_said(api: Api, redis: Redis
     await redis.rpush(keys.turn_traces("s-alice"), orjson.dumps({"heard": WORDS}))
     await redis.lpush(keys.conflicts("alice"), orjson.dumps({"stored": WORDS}))
     await redis.sadd(keys.retag("alice"), "some-id")
+    await redis.sadd(keys.recue("alice"), "some-id")
     failed = {**payload, "session_id": "s-alice-2"}
     await DeadLetters(redis).add("s-alice-2", failed, "boom", "permanent", 1)
     await DeadLetters(redis).add("s-bob", {**payload, "person": "bob"}, "boom", "permanent", 1)
@@ -33,7 +34,7 @@ async def test_forget_all_leaves_no_copy_of_what_was_said(api: Api, redis: Redis
     assert gone["status"] == "forgotten" and gone["deleted"] == 1
     for key in (keys.transcripts("alice"), keys.write_checkpoint("s-alice"),
                 keys.turn_traces("s-alice"), keys.conflicts("alice"), keys.retag("alice"),
-                keys.write_checkpoint("s-alice-2")):  # fmt: skip
+                keys.recue("alice"), keys.write_checkpoint("s-alice-2")):  # fmt: skip
         assert not await redis.exists(key), key
     left = [d.job_id for d in await DeadLetters(redis).all()]
     assert "s-alice-2" not in left and "s-bob" in left  # only alice's
