@@ -1,8 +1,8 @@
 """Forgetting a person completely: not only the memories, but every other place Hearth keeps
 the words they said — the archived transcripts, each of those sessions' write-path checkpoints
-(the extracted facts) and turn traces, the conflict log, the retag and cue sets (and the
-cues, with the memories), the dead letters of
-their jobs, and the photos of their image memories. ``forget all`` and ``DELETE /collection``
+(the extracted facts) and turn traces, the conflict log, the retag and cue sets (the cues
+themselves go with the memories), the dead letters of their jobs, and the photos of their image
+memories. ``forget all`` and ``DELETE /collection``
 run this, under the person's store lock.
 
 A session of that person still queued for the worker (not yet archived) is not reached here;
