@@ -15,7 +15,8 @@ Cues are made for the classes where a missed memory costs most: safety constrain
 preferences (``memory.schema.CUED_CLASSES``). A cue is kept only if it is a short phrase of its
 own (not the memory or part of it, no prompt words, no advice such as 「少吃」), at most
 ``MAX_CUES`` per memory. A reply that is empty, cut off or not JSON leaves its memory without
-cues — stored and recalled as before — and it waits in the person's cue set for the next try.
+cues — stored and recalled as before — and it waits in the person's cue set for the next try;
+a readable answer with nothing worth keeping is final (the memory has no cues).
 """
 
 from __future__ import annotations
@@ -152,8 +153,10 @@ def tidy(raw: Any, memory: str, names: tuple[str, ...] = ()) -> str | None:
     return cue
 
 
-def parse(text: str, reply: str, names: tuple[str, ...] = ()) -> list[str] | None:
-    """The kept cues of one memory (None: nothing usable → it waits)."""
+def parse(text: str, reply: str, names: tuple[str, ...] = ()) -> list[str]:
+    """The kept cues of one memory — possibly none: a readable answer whose every item was
+    dropped (「芝麻酱」「芝麻糊」 for a sesame allergy all name the allergen) is an answer, and
+    asking again at temperature 0 would only repeat it."""
     parsed = parse_reply("cues", reply)
     items = parsed.get("items")
     if not isinstance(items, list):
@@ -163,14 +166,15 @@ def parse(text: str, reply: str, names: tuple[str, ...] = ()) -> list[str] | Non
         cue = tidy(raw, text, names)
         if cue is not None and cue not in kept:
             kept.append(cue)
-    return kept[:MAX_CUES] or None
+    return kept[:MAX_CUES]
 
 
 async def cue(
     llm: StructuredLLM, texts: list[str], names: tuple[str, ...] = ()
 ) -> dict[str, list[str] | None]:
-    """Cues for each text, one call each; an unreadable reply leaves only its own text without
-    cues (None). ``names``: the household's names, kept out of cues."""
+    """Cues for each text, one call each (an empty list: the answer held none worth keeping); an
+    unreadable reply leaves only its own text waiting (None). ``names``: the household's names,
+    kept out of cues."""
     result: dict[str, list[str] | None] = {}
     for text in texts:
         reply = await llm.complete_json(messages(text), CUES_SCHEMA, "cues")

@@ -543,12 +543,13 @@ class WritePath:
                                      [vectors[c] for c in found])  # fmt: skip
                     outcome.cued += 1
                     log.info("write.cues", person=person, text=memory.text, cues=found)
+                    # (none: the answer held nothing worth keeping — final, not retried)
                 elif memory is not None:
                     await store_call(self.store, self.store.drop_cues, person, [memory_id])
                 await self.redis.srem(key, memory_id)
         outcome.cues_pending = int(await self.redis.scard(key))
         if outcome.cues_pending and outcome.cues_deferred is None and texts:
-            outcome.cues_deferred = "the model gave no usable cues for some memories"
+            outcome.cues_deferred = "unreadable cue replies for some memories"
 
     async def _tag(
         self,

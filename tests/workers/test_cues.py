@@ -164,3 +164,15 @@ def test_cue_replies_are_tidied() -> None:
 )
 def test_each_memory_gets_one_narrow_question(memory: str, asked: str) -> None:
     assert asked in cues.question(memory)
+
+
+async def test_an_answer_with_nothing_worth_keeping_is_final(rig: WriteRig) -> None:
+    """Every item names the memory's own topic or is advice: no cues, and no retry (asking again
+    at temperature 0 would repeat it)."""
+    _script_heights(rig)
+    rig.script.cues = {HEIGHTS: ["恐高的人怕的地方", "避免去高处", "活动"]}
+    await rig.enqueue(session("s-none", HEIGHTS))
+    assert await rig.run_worker() == 1  # no cue job asked for
+    assert rig.script.calls == ["extract", "tag", "cue"]
+    assert _cue_hits(rig, ZHANG, "玻璃栈道") == []
+    assert await rig.redis.scard(keys.recue("zhang")) == 0
