@@ -171,13 +171,7 @@ async def test_llm_calls_per_session_do_not_grow_with_facts(rig: WriteRig) -> No
     said = rig.script.facts["十件事"]
     await rig.enqueue(session("s-ten", "说说我的十件事", *said))
     await rig.run_worker()
-    assert rig.script.calls == [
-        "extract",
-        "merge",
-        "tag",
-        "cue",
-        "cue",
-    ]  # one per constraint or liking
+    assert rig.script.calls == ["extract", "merge", "tag"]  # facts: no cue calls either
     assert len(rig.texts()) == 10
 
 
