@@ -29,7 +29,7 @@ import structlog
 
 from memory import entities
 from providers.llm import StructuredLLM
-from workers.mem0_stages import GarbageReply, parse_reply
+from workers.mem0_stages import GarbageReply, reply_list
 from workers.tagging import align_key
 
 log = structlog.get_logger(__name__)
@@ -157,10 +157,7 @@ def parse(text: str, reply: str, names: tuple[str, ...] = ()) -> list[str]:
     """The kept cues of one memory — possibly none: a readable answer whose every item was
     dropped (「芝麻酱」「芝麻糊」 for a sesame allergy all name the allergen) is an answer, and
     asking again at temperature 0 would only repeat it."""
-    parsed = parse_reply("cues", reply)
-    items = parsed.get("items")
-    if not isinstance(items, list):
-        raise GarbageReply("cues", reply)
+    items = reply_list("cues", reply, "items")
     kept: list[str] = []
     for raw in items:
         cue = tidy(raw, text, names)

@@ -26,7 +26,7 @@ import structlog
 from memory import entities
 from providers.llm import StructuredLLM
 from workers import dates, sources
-from workers.mem0_stages import FACTS_SCHEMA, GarbageReply, Utterance, parse_reply, windows
+from workers.mem0_stages import FACTS_SCHEMA, Utterance, reply_list, windows
 
 log = structlog.get_logger(__name__)
 
@@ -175,10 +175,7 @@ def _resolve_pronoun(text: str, before: Sequence[str]) -> str:
 
 
 def _facts(reply: str) -> list[str]:
-    parsed = parse_reply("extract", reply)
-    items = parsed.get("facts")
-    if not isinstance(items, list):
-        raise GarbageReply("extract", reply)
+    items = reply_list("extract", reply, "facts")
     found = []
     for item in items:
         if isinstance(item, dict):  # {"fact": ...} or {"text": ...} from a chatty model

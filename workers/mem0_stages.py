@@ -87,6 +87,14 @@ def parse_reply(stage: str, reply: str) -> dict[str, Any]:
     raise GarbageReply(stage, reply)
 
 
+def reply_list(stage: str, reply: str, key: str) -> list[Any]:
+    """The list under ``key`` of a JSON reply (GarbageReply when there is none)."""
+    items = parse_reply(stage, reply).get(key)
+    if not isinstance(items, list):
+        raise GarbageReply(stage, reply)
+    return items
+
+
 @dataclass(frozen=True, slots=True)
 class Utterance:
     role: Literal["user", "assistant"]
@@ -134,10 +142,7 @@ async def merge(llm: StructuredLLM, candidates: list[str], facts: list[str]) -> 
     """Stage 2: each fact against the similar stored memories → ADD/UPDATE/DELETE/NONE."""
     prompt = merge_prompt(candidates, facts)
     reply = await llm.complete_json([{"role": "user", "content": prompt}], MERGE_SCHEMA, "merge")
-    parsed = parse_reply("merge", reply)
-    items = parsed.get("memory")
-    if not isinstance(items, list):
-        raise GarbageReply("merge", reply)
+    items = reply_list("merge", reply, "memory")
     ops: list[MergeOp] = []
     for item in items:
         if not isinstance(item, dict):

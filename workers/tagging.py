@@ -18,7 +18,7 @@ import structlog
 
 from memory.schema import Decay, MemoryClass
 from providers.llm import StructuredLLM
-from workers.mem0_stages import GarbageReply, parse_reply
+from workers.mem0_stages import GarbageReply, reply_list
 
 log = structlog.get_logger(__name__)
 
@@ -147,10 +147,7 @@ async def tag(llm: StructuredLLM, texts: list[str], day: dt.date) -> dict[str, T
 
 
 def align(texts: list[str], reply: str, day: dt.date) -> dict[str, Tags | None]:
-    parsed = parse_reply("tag", reply)
-    items = parsed.get("items")
-    if not isinstance(items, list):
-        raise GarbageReply("tag", reply)
+    items = reply_list("tag", reply, "items")
     by_key = {align_key(text): text for text in texts}
     result: dict[str, Tags | None] = dict.fromkeys(texts)
     for item in items:
