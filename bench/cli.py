@@ -86,15 +86,20 @@ def bench_writepath(
     bench_main(sessions, local)
 
 
+# the write model a bench talks to (bench.write_model)
+WriteModelUrl = Annotated[
+    str | None, typer.Option(help="write model (OpenAI-compatible); default: the local one")
+]
+ModelName = Annotated[str, typer.Option(help="model name at --llm-url")]
+
+
 @bench_app.command("writequality")
 def bench_writequality(
     name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
     split: Annotated[str, typer.Option(help="dev | test | all")] = "all",
     only: Annotated[str, typer.Option(help="comma-separated session ids")] = "",
-    llm_url: Annotated[
-        str | None, typer.Option(help="write model (OpenAI-compatible); default: the local one")
-    ] = None,
-    model: Annotated[str, typer.Option(help="model name at --llm-url")] = "local",
+    llm_url: WriteModelUrl = None,
+    model: ModelName = "local",
     set_: Annotated[
         list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
     ] = [],  # noqa: B006
@@ -116,10 +121,8 @@ def bench_writequality(
 @bench_app.command("cues")
 def bench_cues(
     name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
-    llm_url: Annotated[
-        str | None, typer.Option(help="write model (OpenAI-compatible); default: the local one")
-    ] = None,
-    model: Annotated[str, typer.Option(help="model name at --llm-url")] = "local",
+    llm_url: WriteModelUrl = None,
+    model: ModelName = "local",
     cues: Annotated[
         Path | None, typer.Option(help="reuse the cues of an earlier run's cues.json (no model)")
     ] = None,
