@@ -129,7 +129,13 @@ class ReadPath:
         result.looked = s.safety_lookup_limit > 0 and lookup.touches_safety(question)
         if result.looked:  # Hearth looks before the model answers: same round trip
             searches.append(Search(vector, SAFETY_SCAN, None, cls=MemoryClass.SAFETY.value))
-        if s.cue_limit:  # what the write path said the memories matter for
+        anchored = entities.personally_anchored(question)
+        # what the write path said the memories matter for — never for a question about the
+        # world (「长城有多长？」): no situation of the household's
+        cues = s.cue_limit > 0 and (
+            anchored or result.looked or not lookup.asks_for_information(question)
+        )
+        if cues:
             searches.append(
                 Search(vector, s.cue_limit, s.cue_threshold, cues=True, exclude_expired=False)
             )
@@ -142,7 +148,6 @@ class ReadPath:
         live = [h for h in first[0] if not h.memory.expired(now)]
         # a full page with too few live hits: more may lie below it → ask again in round 2
         again = len(first[0]) == searches[0].limit and len(live) < s.limit
-        anchored = entities.personally_anchored(question)
         _collect(found, self._direct(question, anchored, live[: s.limit]), "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
@@ -152,9 +157,7 @@ class ReadPath:
             chosen = lookup.in_scope(question, [h.memory for h in held.values()],
                                      s.safety_lookup_limit)  # fmt: skip
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
-        cued = _cued(next(rounds), found) if s.cue_limit else {}
-        if not (anchored or result.looked) and lookup.asks_for_information(question):
-            cued = {}  # a question about the world (「长城有多长？」): no household situation
+        cued = _cued(next(rounds), found) if cues else {}
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
