@@ -68,7 +68,7 @@ _QUESTIONS = {
     "allergy": "哪些常见的菜、零食、饮料、药或东西里含有{topic}？列出 {n} 种具体名字。",
     "medicine_allergy": "哪些常见的药属于{topic}或含有{topic}？列出 {n} 种具体药名。",
     "condition": "{topic}的人不能吃哪些东西、不能做哪些事？列出 {n} 种具体名字。",
-    "fear": "{topic}的人去哪些地方、做哪些活动、坐什么会害怕或难受？列出 {n} 种具体名字。",
+    "fear": "{topic}的人害怕去哪些地方、做哪些事？列出 {n} 种具体名字。",
     "medicine": "正在吃{topic}的人，吃哪些药、保健品、食物或饮料会和它冲突？列出 {n} 种具体名字。",
     "avoid": "哪些常见的菜、零食、饮料里有{topic}？列出 {n} 种具体名字。",
     "liking": "一个人喜欢{topic}。家里人点菜、买东西、送礼物、出去玩的时候，哪些具体的东西、"
@@ -90,6 +90,7 @@ _GENERIC = frozenset(
 )  # fmt: skip
 # advice and restatements, not situations: 「避免吃虾」「控制血糖」「少吃羊肉」
 _ADVICE = re.compile(r"避免|少吃|少喝|不能|不要|别|禁止|减少|控制|注意|过敏|选择|尽量|保持|适量")
+_SEVERAL = re.compile(r"[，,、；;]")
 _ASIDE = re.compile(r"[（(][^）)]*[）)]")  # 「头孢菌素类（如头孢氨苄）」: the aside goes
 
 
@@ -159,7 +160,9 @@ def parse(text: str, reply: str, names: tuple[str, ...] = ()) -> list[str]:
     asking again at temperature 0 would only repeat it."""
     items = reply_list("cues", reply, "items")
     kept: list[str] = []
-    for raw in items:
+    # one item holding several (「去电影院，坐地铁，做胃镜检查」) is several
+    parts = [p for raw in items for p in (_SEVERAL.split(raw) if isinstance(raw, str) else [raw])]
+    for raw in parts:
         cue = tidy(raw, text, names)
         if cue is not None and cue not in kept:
             kept.append(cue)

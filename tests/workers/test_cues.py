@@ -144,6 +144,8 @@ def test_cue_replies_are_tidied() -> None:
         ' "活动", "恐高患者去的场所"]}'
     )
     assert cues.parse(HEIGHTS, reply, ("小满",)) == ["玻璃栈道", "的摩天轮", "索道"]
+    several = '{"items": ["去坐缆车，走吊桥、玩蹦极"]}'
+    assert cues.parse(HEIGHTS, several) == ["去坐缆车", "走吊桥", "玩蹦极"]
     with pytest.raises(cues.GarbageReply):
         cues.parse(HEIGHTS, '{"answer": "好的"}')
 
@@ -155,7 +157,7 @@ def test_cue_replies_are_tidied() -> None:
         ("儿子乳糖不耐受，喝牛奶会拉肚子", "含有乳糖"),
         ("家里的猫碰了百合会中毒", "含有百合"),
         ("爷爷有痛风，海鲜和啤酒都不能碰", "痛风的人"),
-        ("我恐高，站在高处腿就发软", "恐高的人去哪些地方"),
+        ("我恐高，站在高处腿就发软", "恐高的人害怕去哪些地方"),
         ("妈妈在吃降压药，不能和西柚一起吃", "正在吃降压药的人"),
         ("老婆不吃香菜", "里有香菜"),
         ("爸爸最喜欢钓鱼", "一个人喜欢钓鱼"),
