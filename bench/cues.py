@@ -43,7 +43,7 @@ from providers.llm import StructuredLLM
 from server.memory.readpath import ReadPath
 from workers import cues
 
-MAX_ORACLE = 8  # as many as the write path keeps (workers.cues.MAX_CUES)
+MAX_ORACLE = 8  # labelled words used as cues (the figures in the README were measured with 8)
 DATA = Path(__file__).resolve().parent / "data" / "cues" / "memories.yaml"
 Split = Literal["dev", "test"]
 

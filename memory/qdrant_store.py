@@ -22,7 +22,17 @@ from qdrant_client import QdrantClient, models
 from config.settings import HearthSettings, SettingsError
 from memory import schema
 from memory.schema import Memory, MemoryId, PersonId
-from memory.store import Hit, Page, Search, hits_of, lexical_hits, memories_of, owned_by, page_of
+from memory.store import (
+    Hit,
+    Page,
+    Search,
+    cue_points,
+    hits_of,
+    lexical_hits,
+    memories_of,
+    owned_by,
+    page_of,
+)
 
 log = structlog.get_logger(__name__)
 # BM25 over the memory texts for lexical searches (as the Edge store's index)
@@ -243,14 +253,11 @@ class QdrantMemoryStore:
     def put_cues(
         self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
     ) -> None:
-        if memory.person != person:
-            raise ValueError("a memory's cues belong to its own person")
-        self.client.delete(self.collection, points_selector=self._cues_of(person, [memory.key]))
         points = [
-            models.PointStruct(id=schema.cue_id(memory.key, cue), vector=vector,
-                               payload=schema.cue_payload(person, memory.key, memory.text, cue))
-            for cue, vector in zip(cues, vectors, strict=True)
-        ]  # fmt: skip
+            models.PointStruct(id=key, vector=vector, payload=payload)
+            for key, vector, payload in cue_points(person, memory, cues, vectors)
+        ]
+        self.client.delete(self.collection, points_selector=self._cues_of(person, [memory.key]))
         if points:
             self.client.upsert(self.collection, points)
 

@@ -72,6 +72,19 @@ def cue_hit(person: PersonId, payload: dict[str, Any], score: float) -> Hit:
     return Hit(reference, score, cue=str(payload.get(schema.CUE, "")))
 
 
+def cue_points(
+    person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
+) -> list[tuple[str, list[float], dict[str, Any]]]:
+    """(id, vector, payload) of each cue of one of the person's memories, for either engine."""
+    if memory.person != person:
+        raise ValueError("a memory's cues belong to its own person")
+    return [
+        (schema.cue_id(memory.key, cue), vector,
+         schema.cue_payload(person, memory.key, memory.text, cue))
+        for cue, vector in zip(cues, vectors, strict=True)
+    ]  # fmt: skip
+
+
 def hits_of(person: PersonId, search: Search, points: Iterable[Any]) -> list[Hit]:
     """Scored engine points of one vector search → hits."""
     if search.cues:
@@ -329,12 +342,14 @@ class EdgeMemoryStore:
             raise ValueError("a person is required for every memory operation")
         return qe.FieldCondition(schema.PERSON, match=qe.MatchValue(person))
 
+    def _tenant(self, person: PersonId, cues: bool) -> qe.FieldCondition:
+        """The person's memories, or (``cues``) the person's cue points."""
+        self._person(person)
+        tenant = schema.cue_tenant(person) if cues else person
+        return qe.FieldCondition(schema.PERSON, match=qe.MatchValue(tenant))
+
     def _filter(self, person: PersonId, search: Search | None, now: float | None) -> qe.Filter:
-        must: list[Any] = [self._person(person)]
-        if search is not None and search.cues:
-            must = [
-                qe.FieldCondition(schema.PERSON, match=qe.MatchValue(schema.cue_tenant(person)))
-            ]
+        must: list[Any] = [self._tenant(person, search is not None and search.cues)]
         if search is not None and search.ids:
             must.append(qe.HasIdCondition(set(search.ids)))
         must_not: list[Any] = []
@@ -439,10 +454,8 @@ class EdgeMemoryStore:
             self.drop_cues(person, [MemoryId(str(key)) for key in owned])
 
     def _cues_of(self, person: PersonId, ids: list[MemoryId]) -> qe.Filter:
-        self._person(person)
-        tenant = qe.FieldCondition(schema.PERSON, match=qe.MatchValue(schema.cue_tenant(person)))
         of = qe.FieldCondition(schema.CUE_OF, match=qe.MatchAny([str(i) for i in ids]))
-        return qe.Filter(must=[tenant, of])
+        return qe.Filter(must=[self._tenant(person, True), of])
 
     def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
         if ids:
@@ -454,13 +467,7 @@ class EdgeMemoryStore:
     def put_cues(
         self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
     ) -> None:
-        if memory.person != person:
-            raise ValueError("a memory's cues belong to its own person")
-        points = [
-            qe.Point(schema.cue_id(memory.key, cue), vector,
-                     schema.cue_payload(person, memory.key, memory.text, cue))
-            for cue, vector in zip(cues, vectors, strict=True)
-        ]  # fmt: skip
+        points = [qe.Point(*point) for point in cue_points(person, memory, cues, vectors)]
         with self._write:
             self._shard.update(
                 qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, [memory.key]))

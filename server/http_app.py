@@ -41,11 +41,11 @@ log = structlog.get_logger(__name__)
 ACTIVATION_TIMEOUT_MS = 30000
 
 
-async def _count_pending_tags(redis: Redis) -> None:
+async def _count_pending(redis: Redis) -> None:
     """The pending-tags and pending-cues gauges from the retag and cue sets (a dead Redis
     leaves the last values)."""
-    for pattern, gauge in ((keys.RETAG_PATTERN, metrics.TAGS_PENDING),
-                           (keys.RECUE_PATTERN, metrics.CUES_PENDING)):  # fmt: skip
+    for name, pattern, gauge in (("tags", keys.RETAG_PATTERN, metrics.TAGS_PENDING),
+                                 ("cues", keys.RECUE_PATTERN, metrics.CUES_PENDING)):  # fmt: skip
         try:
             found = [key async for key in redis.scan_iter(match=pattern, count=500)]
             pipe = redis.pipeline(transaction=False)
@@ -53,7 +53,7 @@ async def _count_pending_tags(redis: Redis) -> None:
                 pipe.scard(key)
             total = sum(int(n) for n in await pipe.execute()) if found else 0
         except RedisError as exc:
-            log.warning("metrics.pending_unavailable", gauge=gauge._name, error=repr(exc))
+            log.warning("metrics.pending_unavailable", pending=name, error=repr(exc))
             return
         gauge.set(total)
 
@@ -171,7 +171,7 @@ def _routes(services: HttpServices) -> Starlette:
         supplied = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(supplied.encode(), services.metrics_token.encode()):
             return JSONResponse({"error": "metrics need Authorization: Bearer <token>"}, 401)
-        await _count_pending_tags(services.devices.redis)
+        await _count_pending(services.devices.redis)
         return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
 
     return Starlette(

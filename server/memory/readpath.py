@@ -247,8 +247,12 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
         memory = hit.memory
         if memory.expired(now) or memory.key in found:
             continue
-        group: Group = "safety" if memory.cls is MemoryClass.SAFETY else "related"
-        found[memory.key] = Recalled(memory, hit.score, why, group)
+        found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
+
+
+def _group(memory: Memory) -> Group:
+    """Safety-class memories are promoted into the safety group, whatever round found them."""
+    return "safety" if memory.cls is MemoryClass.SAFETY else "related"
 
 
 def _cued(hits: list[Hit], found: dict[str, Recalled]) -> dict[str, Hit]:
@@ -275,8 +279,7 @@ def _collect_cued(
             continue
         if memory.key in found or not scope.covers(question, memory):
             continue
-        group: Group = "safety" if memory.cls is MemoryClass.SAFETY else "related"
-        found[memory.key] = Recalled(memory, cue.score, "cue", group, cue.cue)
+        found[memory.key] = Recalled(memory, cue.score, "cue", _group(memory), cue.cue)
 
 
 def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]:
