@@ -259,6 +259,27 @@ def bench_asr(
     run_async(lambda: main(options, console))
 
 
+@bench_app.command("latency")
+def bench_latency(
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    per_kind: Annotated[int, typer.Option(help="plain and memory questions each")] = 12,
+    typed: Annotated[bool, typer.Option(help="also ask every question typed (detect)")] = True,
+    set_: Annotated[
+        list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
+    ] = [],  # noqa: B006
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """Spoken and typed turns on the local models: end of speech → first audio, split by stage
+    (VAD, ASR, read path, LLM first token, first sentence, TTS, first frame) (README)."""
+    from bench.latency import Options, main
+
+    options = Options(
+        name=name or time.strftime("latency-%Y%m%d-%H%M%S"), out=out, per_kind=per_kind,
+        overrides=tuple(set_), typed=typed,
+    )  # fmt: skip
+    run_async(lambda: main(options, console))
+
+
 @bench_app.command("contention")
 def bench_contention(
     turns: Annotated[int, typer.Option(help="typed turns per phase (quiet, during the job)")] = 5,

@@ -130,13 +130,15 @@ class DeviceClient:
             {"type": "mcp", "payload": {"jsonrpc": "2.0", "id": payload["id"], "result": result}}
         )
 
-    async def ask(self, text: str, within_s: float = 60) -> TurnResult:
-        """listen start + listen detect(text), then collect until tts stop (§1.8 D)."""
+    async def ask(self, text: str, within_s: float = 60, abort: bool = False) -> TurnResult:
+        """listen start + listen detect(text), then collect until tts stop (§1.8 D).
+        ``abort``: send ``abort`` once the first Opus frame has come (latency benches: the
+        rest of the reply is not waited for)."""
         assert self.ws is not None
         await self.send_json({"type": "listen", "state": "start", "mode": "auto"})
         result = TurnResult(sent_at=time.perf_counter())
         await self.send_json({"type": "listen", "state": "detect", "text": text})
-        return await self.collect(result, within_s)
+        return await self.collect(result, within_s, abort)
 
     async def send_audio(
         self, pcm: bytes, *, sample_rate: int = 16000, frame_ms: int = 60, pace: bool = False
@@ -162,6 +164,7 @@ class DeviceClient:
         silence_ms: int = 1000,
         pace: bool = False,
         within_s: float = 60,
+        abort: bool = False,
     ) -> TurnResult:
         """A spoken turn: listen start, the utterance and ``silence_ms`` of silence as Opus
         (then ``listen stop`` in manual mode), collected until tts stop. ``sent_at`` is the end
@@ -180,12 +183,15 @@ class DeviceClient:
         # when it arrives, not after the silence has been sent).
         silent = asyncio.create_task(trailing_silence())
         try:
-            return await self.collect(result, within_s)
+            return await self.collect(result, within_s, abort)
         finally:
             await silent
 
-    async def collect(self, result: TurnResult, within_s: float = 60) -> TurnResult:
-        """Read the server's reply to one turn until ``tts stop``."""
+    async def collect(
+        self, result: TurnResult, within_s: float = 60, abort: bool = False
+    ) -> TurnResult:
+        """Read the server's reply to one turn until ``tts stop``; ``abort``: ask the server to
+        stop speaking once the first Opus frame has come."""
         assert self.ws is not None
         async with asyncio.timeout(within_s):
             while True:
@@ -194,6 +200,8 @@ class DeviceClient:
                 if isinstance(raw, bytes):
                     if result.first_frame_at is None:
                         result.first_frame_at = now
+                        if abort:
+                            await self.send_json({"type": "abort"})
                     result.frames.append(raw)
                     result.frame_times.append(now)
                     continue

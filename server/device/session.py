@@ -272,13 +272,14 @@ class DeviceSession:
                     self.log.error("voice.asr_backlog", pending=len(self._asr_tasks),
                                    audio_s=round(event.duration_s, 2))  # fmt: skip
                     continue
-                task = asyncio.create_task(self._transcribe(event))
+                task = asyncio.create_task(self._transcribe(event, self.clock()))
                 self._asr_tasks.add(task)
                 task.add_done_callback(self._asr_tasks.discard)
 
-    async def _transcribe(self, utterance: UtteranceEnded) -> None:
+    async def _transcribe(self, utterance: UtteranceEnded, ended_at: float) -> None:
         """ASR one utterance, then answer it. Utterances are transcribed in order. After the
-        device has gone, the text still goes into the transcript (for the write path)."""
+        device has gone, the text still goes into the transcript (for the write path).
+        ``ended_at``: when the listener decided the utterance was over."""
         assert self.voice is not None
         async with self._asr_lock:
             started = self.clock()
@@ -313,7 +314,9 @@ class DeviceSession:
                 self.conversation.add(Utterance("user", text, time.time(), interrupted))
                 return
             metrics.UTTERANCES.labels(outcome="turn").inc()
-            await self._on_user_text(text, utterance.speech_ended_at)
+            marks = {"utterance_end": ended_at, "asr_start": started,
+                     "asr_done": started + elapsed}  # fmt: skip
+            await self._on_user_text(text, utterance.speech_ended_at, marks)
 
     async def _drain_voice(self) -> None:
         """The device is gone: transcribe what it was still saying, bounded in time."""
@@ -334,7 +337,9 @@ class DeviceSession:
 
     # ---- turns --------------------------------------------------------------------------------
 
-    async def _on_user_text(self, text: str, received_at: float) -> None:
+    async def _on_user_text(
+        self, text: str, received_at: float, marks: dict[str, float] | None = None
+    ) -> None:
         if not text:
             return
         if len(self.conversation.transcript) >= self.services.max_transcript_utterances:
@@ -356,7 +361,7 @@ class DeviceSession:
         if is_one_of(text, self.settings.wake_words):
             kind, text = "wake_word", self.settings.greeting
         metrics.TURNS.labels(kind=kind).inc()
-        await self._start_turn(lambda turn: turn.run(text, started=received_at))
+        await self._start_turn(lambda turn: turn.run(text, started=received_at, marks=marks))
 
     async def _say_goodbye(self, heard: str, received_at: float) -> None:
         turn = self._new_turn()

@@ -39,6 +39,7 @@ class TurnTrace:
     reply: str = ""
     failure: str | None = None  # why the model did not answer (llm_unavailable / llm_failed)
     finished: bool = False
+    timing: dict[str, float] = field(default_factory=dict)  # stage → ms after the turn began
     at: float = field(default_factory=time.time)
 
     def record_tool(self, name: str, arguments: dict[str, Any], result: str) -> None:

@@ -10,6 +10,7 @@ more as plain context (see ``Turn._think``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -89,9 +90,28 @@ class TurnServices:
 
 @dataclass
 class TurnTiming:
+    """Where a turn's time goes. ``marks`` are clock times of its stages, the first time each
+    is reached (see ``STAGES``); the trace keeps them as ms after ``started`` (for a spoken
+    turn, the person's last voiced frame), the voice-latency bench splits them."""
+
     started: float
     provider_s: float = 0.0
     first_audio_at: float | None = None
+    marks: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, stage: str, at: float) -> None:
+        self.marks.setdefault(stage, at)
+
+    def as_ms(self) -> dict[str, float]:
+        return {s: round((t - self.started) * 1000, 1) for s, t in sorted(
+            self.marks.items(), key=lambda item: item[1])}  # fmt: skip
+
+
+# A turn's stages in order. A spoken turn's first three come from the session (VAD decided the
+# utterance ended, ASR began, ASR returned); then the read path has built the prompt, the
+# model's first token, the first sentence to speak, its speech synthesized, its first frame sent.
+STAGES = ("utterance_end", "asr_start", "asr_done", "prompt_ready", "llm_first_token",
+          "first_sentence", "first_tts", "first_audio")  # fmt: skip
 
 
 class Turn:
@@ -124,9 +144,14 @@ class Turn:
         self._claim_replaced = False  # a claimed action was replaced by the honest sentence
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
-    async def run(self, text: str, started: float | None = None) -> None:
-        """Answer ``text`` with the LLM (tools, memory), spoken as it streams."""
+    async def run(
+        self, text: str, started: float | None = None, marks: dict[str, float] | None = None
+    ) -> None:
+        """Answer ``text`` with the LLM (tools, memory), spoken as it streams. ``marks``: the
+        stages before the turn (a spoken turn's VAD end and ASR)."""
         history = self.conversation.history_messages()
+        for stage, at in (marks or {}).items():
+            self.timing.mark(stage, at)
 
         async def think(queue: SentenceQueue) -> None:
             try:
@@ -186,6 +211,11 @@ class Turn:
             )
             self.context.trace.reply = "".join(self.spoken)
             self.context.trace.finished = finished
+            self.context.trace.timing = self.timing.as_ms()
+            if not finished and self.services.on_turn_end is not None:
+                # an interrupted turn (abort, barge-in, a failure) leaves its trace too
+                with contextlib.suppress(Exception):
+                    await asyncio.shield(self.services.on_turn_end(self.context))
         if self.services.on_turn_end is not None:
             await self.services.on_turn_end(self.context)
         self.protocol.send_tts_stop()
@@ -228,6 +258,7 @@ class Turn:
         results says nothing speakable the model gets one last round without tools, the results
         given as plain context before the user's words (``turn.tool_results_folded``)."""
         base = await self._messages(text, history)
+        self.timing.mark("prompt_ready", self.services.clock())
         messages = list(base)
         functions = self._functions() if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
@@ -275,6 +306,7 @@ class Turn:
             finally:
                 if self.timing.first_audio_at is None:
                     self.timing.provider_s += self.services.clock() - waited
+            self.timing.mark("llm_first_token", self.services.clock())
             if isinstance(item, TextDelta):
                 reply.append(item.text)
                 await self._on_text(item.text, splitter, queue)
@@ -296,7 +328,9 @@ class Turn:
                     return  # said once already this turn
                 self._claim_replaced = True
                 text = honest
-        self._queued += bool(speakable(text))
+        if speakable(text):
+            self._queued += 1
+            self.timing.mark("first_sentence", self.services.clock())
         await queue.put(text)
 
     def _acted(self) -> bool:
@@ -386,6 +420,7 @@ class Turn:
         finally:
             if self.timing.first_audio_at is None:
                 self.timing.provider_s += self.services.clock() - started
+            self.timing.mark("first_tts", self.services.clock())
         pcm = resample(speech.pcm, speech.sample_rate, self.encoder.sample_rate)
         return self.encoder.split(pcm)
 
@@ -400,6 +435,7 @@ class Turn:
         self.pacer.frame_sent(now)
         if self.timing.first_audio_at is None:
             self.timing.first_audio_at = self.services.clock()
+            self.timing.mark("first_audio", self.timing.first_audio_at)
             total = self.timing.first_audio_at - self.timing.started
             metrics.FIRST_AUDIO.observe(total)
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))

@@ -8,6 +8,7 @@ import time
 import opuslib_next
 import orjson
 import pytest
+from redis.asyncio import Redis
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
@@ -16,6 +17,7 @@ from server import metrics
 from server.device.turn import LLM_FAILED, LLM_UNAVAILABLE
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
+from tests.support.waiting import wait_until
 from workers.codec import job_pool
 from workers.contract import REMEMBER_SESSION
 
@@ -135,6 +137,28 @@ async def test_abort_stops_the_reply_at_once(hearth: RunningHearth) -> None:
     result = await device.ask("算了")
     assert result.text == "好的。"
     await device.close()
+
+
+async def test_an_aborted_turn_leaves_its_trace(hearth: RunningHearth, redis: Redis) -> None:
+    """What was said before the abort, marked unfinished, with its timing: debugging a turn a
+    person cut off starts from the same trace as any other."""
+    from server.device.traces import TraceStore
+
+    hearth.llm.responder = lambda req: Reply("这是一个很长的故事。" * 20)
+    device = hearth.device()
+    await device.connect()
+    result = await device.ask("讲个故事", within_s=10, abort=True)
+    await device.close()
+    assert result.first_frame_at is not None and result.stopped_at is not None
+
+    async def traced() -> bool:
+        return bool(await TraceStore(redis, 60).turns(device.session_id))
+
+    await wait_until(traced, within_s=5)
+    [trace] = await TraceStore(redis, 60).turns(device.session_id)
+    assert trace["question"] == "讲个故事" and trace["finished"] is False
+    assert trace["reply"].startswith("这是一个很长的故事。")
+    assert "first_audio" in trace["timing"]
 
 
 async def test_session_end_enqueues_transcript_once(hearth: RunningHearth) -> None:

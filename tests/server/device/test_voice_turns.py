@@ -68,6 +68,34 @@ async def test_spoken_turn_in_auto_mode_is_transcribed_and_answered(
     assert len(result.frames) > 5
 
 
+async def test_a_spoken_turn_traces_where_its_time_went(
+    hearth: RunningHearth, redis: Redis, speech: dict[str, SpeechSample]
+) -> None:
+    """Every stage from the person's last voiced frame to the first Opus frame, in order, as
+    ms after the end of speech: what ``hearth bench latency`` splits."""
+    from server.device.traces import TraceStore
+    from server.device.turn import STAGES
+
+    hearth.llm.responder = lambda req: Reply("这是一个水杯。")
+    device = hearth.device()
+    await device.connect()
+    result = await device.speak(speech["16k_take_photo.wav"].pcm, mode="auto")
+    await device.close()
+    assert result.first_frame_at is not None
+
+    async def timing() -> dict[str, float]:
+        turns = await TraceStore(redis, 60).turns(device.session_id)
+        return dict(turns[-1]["timing"]) if turns else {}
+
+    async def traced() -> bool:
+        return bool(await timing())
+
+    await wait_until(traced, within_s=10)
+    stages = await timing()
+    assert list(stages) == list(STAGES), stages  # every stage, in the order they happen
+    assert stages["utterance_end"] >= 0 and stages["asr_done"] > stages["asr_start"]
+
+
 async def test_manual_mode_transcribes_nothing_until_listen_stop(
     hearth: RunningHearth, speech: dict[str, SpeechSample]
 ) -> None:
