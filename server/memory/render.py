@@ -45,13 +45,32 @@ def plain(text: str) -> str:
     return " ".join(text.translate(_STRUCTURE).split())
 
 
-def describe(memory: Memory, now: float) -> str:
-    """One memory as a prompt line: text plus who it is about, who said it, and when."""
+def said_by(memory: Memory) -> str | None:
+    """Who said it, as the prompt puts it; None for a person's own words (no note)."""
+    if not memory.speaker or memory.speaker == memory.person:
+        return None
+    return "你自己说过" if memory.speaker == "me" else f"{plain(memory.speaker)}说"
+
+
+def shared_speaker(memories: Sequence[Memory]) -> str | None:
+    """The attribution every one of ``memories`` shares, said once for the block instead of on
+    every line (two or more lines): each line's tokens are prompt time on a small CPU."""
+    said = {said_by(m) for m in memories}
+    if len(memories) < 2 or len(said) != 1:
+        return None
+    return next(iter(said))
+
+
+def describe(memory: Memory, now: float, speaker_said: bool = False) -> str:
+    """One memory as a prompt line: text plus who it is about (unless the text names them), who
+    said it (unless the block said it once: ``speaker_said``), and when."""
     notes = []
-    if memory.subject:
-        notes.append(f"关于{plain(memory.subject)}")
-    if memory.speaker and memory.speaker != memory.person:  # a person's own words: no note
-        notes.append("你自己说过" if memory.speaker == "me" else f"{plain(memory.speaker)}说")
+    subject = plain(memory.subject) if memory.subject else ""
+    if subject and subject not in memory.text:
+        notes.append(f"关于{subject}")
+    said = None if speaker_said else said_by(memory)
+    if said:
+        notes.append(said)
     if memory.expires_at:
         notes.append("到" + time.strftime("%Y-%m-%d", time.localtime(memory.expires_at)) + "为止")
     elif memory.created_at and now - memory.created_at > 86400:
@@ -74,15 +93,16 @@ def render_block(
     inventing)."""
     if not safety and not related and not looked and not personal:
         return ""
-    lines = ["<memory>"]
+    shared = shared_speaker([*safety, *related])
+    lines = [f"<memory>（以下都是{shared}的）" if shared else "<memory>"]
     if safety:
         lines.append(f"{SAFETY_GROUP}（{SAFETY_RULE}）")
-        lines += [describe(m, now) for m in safety]
+        lines += [describe(m, now, shared is not None) for m in safety]
     elif looked:
         lines.append(f"{SAFETY_GROUP}{LOOKED_NOTHING}")
     if related:
         lines.append(RELATED_GROUP)
-        lines += [describe(m, now) for m in related]
+        lines += [describe(m, now, shared is not None) for m in related]
         if personal:
             lines.append(ONLY_WHAT_IS_HERE)
     elif personal:
