@@ -158,11 +158,15 @@ async def one_turn(hearth: HearthUnderTest, ask: Ask, pcm: bytes | None) -> dict
 
 
 def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per mode: the intended kinds (plain, memory), then the turns by what the read path did
+    (``injected``: memories in the prompt — a "plain" request about food gets the safety
+    lookup — or ``none``)."""
     lines = []
     for mode in ("spoken", "typed"):
-        for kind in ("plain", "memory"):
-            group = [r for r in rows if r["mode"] == mode and r["kind"] == kind
-                     and r["first_audio_ms"] is not None]  # fmt: skip
+        for kind in ("plain", "memory", "injected", "none"):
+            group = [r for r in rows if r["mode"] == mode and r["first_audio_ms"] is not None
+                     and (r["kind"] == kind or (kind == "injected" and r["injected"])
+                          or (kind == "none" and not r["injected"]))]  # fmt: skip
             if not group:
                 continue
             waits = [float(r["first_audio_ms"]) for r in group]
