@@ -61,10 +61,29 @@ _TAGS = re.compile(r"<\s*/?\s*(tool|function|json)[^>]*>", re.IGNORECASE)
 
 
 _DECIDE_AFTER_CHARS = 6
+_FENCE_LINE_CHARS = 40  # a fence's first line longer than this: decided without its language
+# A fenced block's language: a code block (「```python」) is never a tool call, so it is not held
+# to the end of the reply (it was: 8 s before the first sentence); markup ones still are.
+_FENCE_LANGUAGE = re.compile(r"^\s*```[ \t]*([\w+#.-]*)[ \t]*\n")
+_MARKUP_LANGUAGES = frozenset({"", "json", "json5", "jsonc", "tool", "tool_call", "tool_code",
+                               "function", "function_call", "functions", "xml"})  # fmt: skip
 
 
-def _decide(opening: str) -> tuple[list[str] | None, bool, str]:
+def ready_to_decide(opening: str) -> bool:
+    """Enough of a reply's opening to tell speech from a tool call written as text: a few
+    characters, or for a fenced block its whole first line (its language)."""
+    if len(opening.strip()) < _DECIDE_AFTER_CHARS:
+        return False
+    if opening.lstrip().startswith("```"):
+        return "\n" in opening or len(opening) >= _FENCE_LINE_CHARS
+    return True
+
+
+def decide_opening(opening: str) -> tuple[list[str] | None, bool, str]:
     """(held, seen_text, text to speak now) for a reply's first characters."""
+    fence = _FENCE_LANGUAGE.match(opening)
+    if fence and fence.group(1).lower() not in _MARKUP_LANGUAGES:
+        return None, True, opening
     if _TOOL_OPENER.match(opening):
         return [opening], False, ""
     return None, True, opening
@@ -205,8 +224,8 @@ class OpenAICompatibleLLM:
                         held.append(delta.content)
                     elif not seen_text:  # held even with no tools: JSON is never speech
                         opening += delta.content
-                        if len(opening.strip()) >= _DECIDE_AFTER_CHARS:
-                            held, seen_text, text = _decide(opening)
+                        if ready_to_decide(opening):
+                            held, seen_text, text = decide_opening(opening)
                             opening = ""
                             if text:
                                 yield TextDelta(text)
@@ -234,7 +253,7 @@ class OpenAICompatibleLLM:
             raise PermanentProviderError(self.name, "response held no completion chunks")
         text_calls: list[ToolCall] = []
         if opening:
-            held, _, text = _decide(opening)
+            held, _, text = decide_opening(opening)
             if text:
                 yield TextDelta(text)
         if held is not None:

@@ -5,7 +5,12 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from providers.llm import looks_like_tool_call, textual_tool_calls
+from providers.llm import (
+    decide_opening,
+    looks_like_tool_call,
+    ready_to_decide,
+    textual_tool_calls,
+)
 
 NAMES = {"check_safety", "self_audio_speaker_set_volume"}
 
@@ -65,3 +70,17 @@ def test_anything_else_is_not_a_call(text: str) -> None:
 )
 def test_unusable_tool_calls_are_recognised_as_not_speech(text: str, tool_shaped: bool) -> None:
     assert looks_like_tool_call(text) is tool_shaped
+
+
+def test_a_code_block_is_spoken_as_it_comes_not_held_to_the_end() -> None:
+    """A fenced block is decided on its first line: 「```python」 is a code block (not held: it
+    used to wait for the whole reply, 8 s); 「```json」 or a bare fence may be a tool call."""
+    assert not ready_to_decide("```py")  # the language is not known yet
+    assert ready_to_decide("```python\n") and ready_to_decide("好的，我来吧")
+    held, _, now = decide_opening("```python\ndef f")
+    assert held is None and now == "```python\ndef f"
+    for markup in ('```json\n{"na', "```\n{", '```tool_call\n{"'):
+        held, _, now = decide_opening(markup)
+        assert held == [markup] and now == ""
+    held, _, now = decide_opening("好的，我来")
+    assert held is None and now == "好的，我来"
