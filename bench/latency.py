@@ -27,6 +27,7 @@ the caches first. Prints p50 / p95 per kind and mode and the p50 split; writes
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import os
 import tempfile
@@ -129,8 +130,10 @@ async def one_turn(hearth: HearthUnderTest, ask: Ask, pcm: bytes | None) -> dict
         await device.close()
     turns: list[dict[str, Any]] = []
     deadline = time.monotonic() + 10
-    while not turns and time.monotonic() < deadline:
+    while not turns and time.monotonic() < deadline:  # an aborted turn's trace may lag
         turns = (await hearth.admin("GET", f"/admin/sessions/{device.session_id}/turns"))["turns"]
+        if not turns:
+            await asyncio.sleep(0.05)
     trace = turns[-1] if turns else {}
     memory = trace.get("memory") or {}
     injected = sum(len(v) for v in (memory.get("groups") or {}).values())

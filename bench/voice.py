@@ -22,12 +22,12 @@ from rich.progress import Progress
 from rich.table import Table
 
 from bench.approvals import approve_pair
+from bench.asr import Utterance, transcribe_all
 from bench.device import pct
 from bench.device_client import DeviceClient
 from bench.instant import InstantLLM, InstantTTS
 from bench.speech import (
     SpeechSample,
-    character_error_rate,
     generated_samples,
     recorded_samples,
     trim_silence,
@@ -59,13 +59,9 @@ def error_rates(
     asr: WhisperASR, samples: list[SpeechSample]
 ) -> tuple[list[tuple[SpeechSample, str, float]], float]:
     """Transcript and CER per sample, and the median ASR seconds per utterance."""
-    rows, times = [], []
-    for sample in samples:
-        started = time.perf_counter()
-        text = asr.transcribe_sync(sample.pcm, 16000)
-        times.append(time.perf_counter() - started)
-        rows.append((sample, text, character_error_rate(sample.text, text)))
-    return rows, statistics.median(times)
+    rows = transcribe_all(asr, [Utterance("voice", "all", s) for s in samples])
+    scored = [(s, str(r["heard"]), float(r["cer"])) for s, r in zip(samples, rows, strict=True)]
+    return scored, statistics.median(r["asr_s"] for r in rows)
 
 
 def asr_rtf(asr: WhisperASR, sample: SpeechSample, runs: int) -> tuple[float, float]:

@@ -10,7 +10,6 @@ more as plain context (see ``Turn._think``).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
@@ -96,8 +95,11 @@ class TurnTiming:
 
     started: float
     provider_s: float = 0.0
-    first_audio_at: float | None = None
     marks: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def first_audio_at(self) -> float | None:
+        return self.marks.get("first_audio")
 
     def mark(self, stage: str, at: float) -> None:
         self.marks.setdefault(stage, at)
@@ -212,12 +214,10 @@ class Turn:
             self.context.trace.reply = "".join(self.spoken)
             self.context.trace.finished = finished
             self.context.trace.timing = self.timing.as_ms()
-            if not finished and self.services.on_turn_end is not None:
-                # an interrupted turn (abort, barge-in, a failure) leaves its trace too
-                with contextlib.suppress(Exception):
-                    await asyncio.shield(self.services.on_turn_end(self.context))
-        if self.services.on_turn_end is not None:
-            await self.services.on_turn_end(self.context)
+            if self.services.on_turn_end is not None:
+                # every turn leaves its trace, an interrupted one (abort, barge-in, a failure)
+                # too: shielded, so a cancelled turn's is still written
+                await asyncio.shield(self.services.on_turn_end(self.context))
         self.protocol.send_tts_stop()
         await self.flush()
 
@@ -434,9 +434,9 @@ class Turn:
         await self.flush()
         self.pacer.frame_sent(now)
         if self.timing.first_audio_at is None:
-            self.timing.first_audio_at = self.services.clock()
-            self.timing.mark("first_audio", self.timing.first_audio_at)
-            total = self.timing.first_audio_at - self.timing.started
+            first_audio_at = self.services.clock()
+            self.timing.mark("first_audio", first_audio_at)
+            total = first_audio_at - self.timing.started
             metrics.FIRST_AUDIO.observe(total)
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
             if self.services.on_first_audio is not None:
