@@ -98,14 +98,16 @@ async def test_openai_provider_classifies_failures(scripted_llm: ScriptedLLM) ->
 
 
 def test_a_prompt_conditions_the_words_whisper_expects() -> None:
-    """``asr.prompt`` reaches the decoder as whisper's previous text: a name it mishears
-    without context (周杰伦 → 周结轮) comes out right when the prompt carries it."""
+    """``asr.prompt`` reaches the decoder as whisper's previous text: a name the default decoding
+    hears as 「周结轮」 on this VM comes out right when the prompt carries it. (Only the primed
+    transcript is asserted: whether the unprimed one mishears may differ by CPU kernels.)"""
     settings = load_settings()
     sample = next(s for s in recorded_samples() if s.name == "16k_play_music.wav")
-    plain = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
     primed = WhisperASR(
         settings.asr.model_copy(update={"prompt": "周杰伦"}),
         settings.resolve(settings.asr.model_dir),
     )
-    assert "周杰伦" not in plain.transcribe_sync(sample.pcm, 16000)
     assert "周杰伦" in primed.transcribe_sync(sample.pcm, 16000)
+    tokenizer = primed._tokenizer
+    context = primed._context(tokenizer)
+    assert context[0] == tokenizer.sot_prev and tokenizer.decode(context[1:]).strip() == "周杰伦"
