@@ -66,6 +66,10 @@ CLAIMS_REPLACED = Counter(
     "hearth_turn_claimed_actions_replaced_total",
     "Reply sentences that claimed an action no tool took, replaced before TTS",
 )
+INVENTED_FACTS_REPLACED = Counter(
+    "hearth_turn_invented_facts_replaced_total",
+    "Reply sentences stating a household fact memory does not hold, replaced before TTS",
+)
 TAGS_PENDING = Gauge(
     "hearth_memory_tags_pending",
     "Memories waiting for the write worker's tags, all persons (read from Redis at each scrape)",

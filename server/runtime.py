@@ -38,6 +38,7 @@ from providers.vision import build_vision
 from server import metrics
 from server.auth import DeviceCredentials, TokenAuthority
 from server.body_guard import BodyGuard, plain_too_large
+from server.device import grounding
 from server.device.priority import ConversationFirst, NoPriority, TurnPriority
 from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
@@ -347,6 +348,7 @@ async def _serve(
     memory = build_memory(settings) if settings.memory.enabled else None
     asr = build_asr(settings.asr, settings.resolve(settings.asr.model_dir))
     await asr.warm()  # load whisper now, not on the first spoken turn
+    await asyncio.to_thread(grounding.warm)  # and the grounding guard's dictionary
     tasks: list[asyncio.Task[object]] = []
     try:
         priority = conversation_first(settings, engines)

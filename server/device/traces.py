@@ -17,6 +17,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from config import keys
+from server.device.grounding import Grounds
 
 log = structlog.get_logger(__name__)
 MAX_TURNS = 200  # per session
@@ -35,8 +36,12 @@ class TurnTrace:
     question: str = ""
     person: str = ""
     memory: dict[str, Any] | None = None  # the read path's Recall.as_json()
+    grounds: Grounds | None = None  # a household fact question: what the reply may state
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     reply: str = ""
+    # sentences the model wrote that were not spoken as written (a claimed action, an invented
+    # fact: server.device.claims, server.device.grounding), each with why
+    replaced: list[dict[str, Any]] = field(default_factory=list)
     failure: str | None = None  # why the model did not answer (llm_unavailable / llm_failed)
     finished: bool = False
     timing: dict[str, float] = field(default_factory=dict)  # stage → ms after the turn began

@@ -28,6 +28,7 @@ from server import metrics
 from server.device.claims import LOOKUP_TOOLS, claims_action, honest_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
+from server.device.grounding import dont_know, unsupported
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import SentenceSplitter
@@ -144,6 +145,8 @@ class Turn:
         self._timestamp_ms = 0
         self._queued = 0  # sentences the LLM produced this turn
         self._claim_replaced = False  # a claimed action was replaced by the honest sentence
+        self._fact_replaced = False  # an invented fact was replaced by "I don't know"
+        self._said: list[str] = []  # what the person said earlier this session (facts' grounds)
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
     async def run(
@@ -152,6 +155,7 @@ class Turn:
         """Answer ``text`` with the LLM (tools, memory), spoken as it streams. ``marks``: the
         stages before the turn (a spoken turn's VAD end and ASR)."""
         history = self.conversation.history_messages()
+        self._said = [str(m["content"]) for m in history if m["role"] == "user"]
         for stage, at in (marks or {}).items():
             self.timing.mark(stage, at)
 
@@ -319,19 +323,48 @@ class Turn:
 
     async def _queue_text(self, queue: SentenceQueue, text: str) -> None:
         self._opening = self._opening or text
-        if claims_action(text, self._opening) and not self._acted():
-            honest = honest_sentence(self.services.language)
-            if honest is not None:
-                log.warning("turn.claimed_action_replaced", said=text)
-                metrics.CLAIMS_REPLACED.inc()
-                if self._claim_replaced:
-                    return  # said once already this turn
-                self._claim_replaced = True
-                text = honest
+        claimed = self._claimed(text)
+        checked = self._invented(text) if claimed == "" else claimed
+        if checked is None:
+            return  # replaced once already this turn: dropped
+        text = checked
         if speakable(text):
             self._queued += 1
             self.timing.mark("first_sentence", self.services.clock())
         await queue.put(text)
+
+    def _claimed(self, text: str) -> str | None:
+        """An empty string when ``text`` claims no act; else the honest sentence (None: said
+        already this turn)."""
+        honest = honest_sentence(self.services.language)
+        if honest is None or self._acted() or not claims_action(text, self._opening):
+            return ""
+        log.warning("turn.claimed_action_replaced", said=text)
+        metrics.CLAIMS_REPLACED.inc()
+        self.context.trace.replaced.append({"said": text, "why": "claimed action"})
+        if self._claim_replaced:
+            return None
+        self._claim_replaced = True
+        return honest
+
+    def _invented(self, text: str) -> str | None:
+        """``text`` when it states no household fact memory lacks (or is not checked); else
+        "I don't know" (None: said already this turn). Not after a tool ran: its result may be
+        the answer."""
+        grounds = self.context.trace.grounds
+        honest = dont_know(self.services.language)
+        if grounds is None or honest is None or self.context.trace.tool_calls:
+            return text
+        missing = unsupported(text, grounds.with_said(self._said))
+        if not missing:
+            return text
+        log.warning("turn.invented_fact_replaced", said=text, unsupported=missing)
+        metrics.INVENTED_FACTS_REPLACED.inc()
+        self.context.trace.replaced.append({"said": text, "why": f"not in memory: {missing}"})
+        if self._fact_replaced:
+            return None
+        self._fact_replaced = True
+        return honest
 
     def _acted(self) -> bool:
         """Did a tool that acts (not a lookup) run in this turn?"""

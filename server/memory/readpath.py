@@ -30,6 +30,9 @@
    mandatory rule); the rest go to the related group.
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
+   A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
+   it is about — against which the turn checks each spoken sentence
+   (``server.device.grounding``: a name, place or number memory does not hold is not said).
 7. The injected text and each memory's group are logged.
 """
 
@@ -47,6 +50,7 @@ from memory import entities, terms
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
+from server.device.grounding import Grounds, asks_for_a_fact
 from server.device.tools import ToolContext
 from server.memory import lookup
 from server.memory.render import render_block
@@ -90,6 +94,7 @@ class Recall:
     related: list[Recalled] = field(default_factory=list)
     block: str = ""
     looked: bool = False  # the safety lookup ran for this request (server.memory.lookup)
+    grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -194,6 +199,7 @@ class ReadPath:
             looked=result.looked,
             personal=anchored,
         )
+        result.grounds = _grounds(question, anchored, [r.memory for r in ordered])
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result
@@ -239,7 +245,24 @@ class ReadPath:
             block=recall.block,
         )
         context.trace.memory = recall.as_json()
+        context.trace.grounds = recall.grounds
         return recall.block or None
+
+
+def _grounds(question: str, anchored: bool, recalled: list[Memory]) -> Grounds | None:
+    """For a question asking a fact about the household (「我儿子叫什么」「豆豆几岁」): the texts
+    of the recalled memories about whoever it is about (``lookup.Scope``: 「我姐姐住在哪」 is not
+    answered from a memory about the mother), and the speaker's name when it asks about them."""
+    if not asks_for_a_fact(question):
+        return None
+    named = any(entities.mentions(question, m.subject, m.entities) for m in recalled)
+    if not anchored and not named:
+        return None
+    scope = lookup.scope_of(question)
+    texts = [m.text for m in recalled if scope.covers(question, m)]
+    if scope.me:
+        texts += sorted({m.speaker for m in recalled if m.speaker and m.speaker != "me"})
+    return Grounds(question, tuple(texts))
 
 
 def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:

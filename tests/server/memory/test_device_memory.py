@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from redis.asyncio import Redis
@@ -224,3 +225,59 @@ async def test_a_failing_store_costs_the_memory_not_the_turn(
     assert result.text == "好的，给你推荐一家面馆。"
     assert "<memory>" not in system_prompt(memory_hearth.llm)
     assert metrics.MEMORY_UNAVAILABLE._value.get() == before + 1
+
+
+async def _ask(hearth: RunningHearth, redis: Redis, *questions: str) -> tuple[str, dict[str, Any]]:
+    """Ask on one connection; the last answer and its turn's trace."""
+    from server.device.traces import TraceStore
+
+    device = hearth.device(MAC)
+    await device.connect()
+    for question in questions:
+        result = await device.ask(question)
+    await device.close()
+    turns = await TraceStore(redis, 60).turns(device.session_id)
+    return result.text, turns[-1]
+
+
+async def test_an_invented_son_is_never_spoken(memory_hearth: RunningHearth, redis: Redis) -> None:
+    """Issue 19 item 2: memory holds no son; the model's 「小明」 becomes "I don't know", its
+    follow-up is dropped, and the trace says what was replaced and why."""
+    memory_hearth.llm.responder = lambda req: Reply("你儿子叫小明。他今年八岁。")
+    said, trace = await _ask(memory_hearth, redis, "我儿子叫什么名字？")
+    assert said == "这个你还没跟我说过，我不知道。"
+    assert [r["said"] for r in trace["replaced"]] == ["你儿子叫小明。", "他今年八岁。"]
+    assert "小明" in trace["replaced"][0]["why"]
+
+
+async def test_a_fact_borrowed_from_someone_else_is_not_spoken(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    """「我们家住在杭州西湖区」 is about us, not about a sister."""
+    memory_hearth.llm.responder = lambda req: Reply("你姐姐住在杭州西湖区。")
+    said, _ = await _ask(memory_hearth, redis, "我姐姐住在哪？")
+    assert said == "这个你还没跟我说过，我不知道。"
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [("老婆生日是哪天？", "你老婆的生日是3月12号。"),
+     ("小橙子今年几岁了？", "小橙子今年五岁，特别喜欢恐龙。"),
+     ("我的车停在哪一层？", "你的车停在地下车库B2层。"),
+     ("我中午一个人吃点什么好？", "可以吃一碗牛肉面，再来点青菜。")],
+)  # fmt: skip
+async def test_what_memory_holds_and_advice_are_spoken_as_said(
+    memory_hearth: RunningHearth, redis: Redis, question: str, reply: str
+) -> None:
+    memory_hearth.llm.responder = lambda req: Reply(reply)
+    said, trace = await _ask(memory_hearth, redis, question)
+    assert said == reply and trace["replaced"] == []
+
+
+async def test_what_was_said_earlier_in_the_session_grounds_the_answer(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    replies = iter([Reply("好的，记住了。"), Reply("你儿子叫小明。")])
+    memory_hearth.llm.responder = lambda req: next(replies)
+    said, _ = await _ask(memory_hearth, redis, "我儿子叫小明", "我儿子叫什么名字？")
+    assert said == "你儿子叫小明。"

@@ -1,0 +1,113 @@
+"""A device never invents a household fact.
+
+Asked 「我儿子叫什么名字？」 with nothing about a son in memory, the small local model answered
+「你儿子叫小明。」; asked 「我姐姐住在哪？」 it borrowed 「苏州」 from a memory about the mother.
+The prompt's "no memory about this" marker and rule help (``server.memory.render``), but a rule
+a model may ignore is no guarantee. So, like the claims guard (``server.device.claims``), a
+sentence is checked before TTS:
+
+- only in a turn whose question asks for a *fact* about the household (「…叫什么」「…几岁」
+  「…在哪」, about me, my family, a named member or pet) — not for advice, plans or requests
+  (「我中午吃点什么好」「周末带孩子去哪玩」), where new content is the point;
+- what the sentence states specifically — names, places, things, numbers (jieba's part of
+  speech) — must be found in the question, in what memory holds *about whoever the question is
+  about* (``Grounds``, built by the read path), or in what the person said earlier in this
+  session; numbers compare as numbers (三月十二号 = 3月12号);
+- an unsupported sentence is replaced by an honest 「这个你还没跟我说过，我不知道。」, once per
+  turn; further unsupported sentences are dropped. A turn where a tool ran is not checked (the
+  answer may come from the tool), nor one without memory (the store down: unknown, not empty).
+
+Only Chinese is checked (the device language of the defaults); other languages pass through.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import cn2an
+import jieba
+import jieba.posseg
+
+DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
+
+# a question for a recorded fact: who, what, which, where, when, how many
+_ASKS_FACT = re.compile(r"什么|哪|几|多少|谁|啥")
+# …but asking for advice, a plan or an act is asking for something new
+_ASKS_ADVICE = re.compile(
+    r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
+    r"要带|该|适合|值得|玩|撞|冲突|送|买|做什么菜|吃什么|喝什么|帮我|给我|替我"
+    # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
+    r"|^\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)"
+)
+# the sentence already says it does not know
+_ADMITS = re.compile(r"不知道|不清楚|不记得|没跟我说过|没说过|没提过|没告诉过|没有记录|没有关于")
+# nouns that name no fact (the model's filler, its own machinery)
+_GENERIC = frozenset(
+    ("现在", "目前", "时候", "事情", "东西", "问题", "信息", "记忆", "家庭", "有点", "名字",
+     "时间", "情况", "方面", "地方", "样子", "意思", "一下", "你们", "我们")
+)  # fmt: skip
+_NUMERAL = re.compile(r"[0-9零一二两三四五六七八九十百千万]")
+_WORDLIKE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
+jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
+
+
+@dataclass(frozen=True, slots=True)
+class Grounds:
+    """What a reply to a personal fact question may state: the question, what memory holds about
+    whoever it is about, what the person said earlier in the session."""
+
+    question: str
+    texts: tuple[str, ...]
+
+    def with_said(self, said: Iterable[str]) -> Grounds:
+        return Grounds(self.question, (*self.texts, *said))
+
+
+def asks_for_a_fact(question: str) -> bool:
+    """Does ``question`` ask for something recorded (「我儿子叫什么」) rather than for advice or
+    an act (「我中午吃点什么好」「帮我查查」)?"""
+    return _ASKS_FACT.search(question) is not None and _ASKS_ADVICE.search(question) is None
+
+
+def warm() -> None:
+    """Load jieba's dictionary (~1 s) now, not in the first checked turn."""
+    jieba.posseg.lcut("预热")  # jieba guards its own initialisation
+
+
+def _numbers(text: str) -> str:
+    try:
+        return str(cn2an.transform(text, "cn2an"))
+    except (ValueError, KeyError):  # a numeral it cannot read: compare as written
+        return text
+
+
+def _specific(word: str, flag: str) -> bool:
+    if word in _GENERIC or not _WORDLIKE.search(word):
+        return False
+    if flag.startswith("n") or flag == "eng":
+        return True
+    return flag in ("m", "mq", "t") and _NUMERAL.search(word) is not None and word != "一"
+
+
+def unsupported(sentence: str, grounds: Grounds) -> list[str]:
+    """The specifics ``sentence`` states that ``grounds`` do not hold (empty: grounded)."""
+    if _ADMITS.search(sentence):
+        return []
+    source = "\n".join((grounds.question, *grounds.texts))
+    numeric = _numbers(source)
+    missing = []
+    for pair in jieba.posseg.lcut(sentence):
+        word, flag = pair.word.strip(), pair.flag
+        if not word or not _specific(word, flag) or word in source:
+            continue
+        if _NUMERAL.search(word) and _numbers(word) in numeric:
+            continue
+        missing.append(word)
+    return missing
+
+
+def dont_know(language: str) -> str | None:
+    """The replacement for an invented fact, or None where replies are not checked."""
+    return DONT_KNOW.get(language.split("-")[0])

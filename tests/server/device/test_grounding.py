@@ -1,0 +1,62 @@
+"""Issue 19, item 2: a device never invents a household fact — asked for one, a sentence stating a
+name, place, thing or number memory does not hold (about whoever the question is about) is
+replaced before TTS by an honest "you haven't told me"."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.device.grounding import Grounds, asks_for_a_fact, unsupported, warm
+
+WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二号", "老婆喜欢看悬疑小说"))
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["我儿子叫什么名字？", "豆豆今年几岁了？", "我姐姐住在哪？", "我车牌号是多少", "我老婆是哪里人",
+     "小橙子的钢琴课是周几，老师姓什么？", "我上次去北京是什么时候？", "谁是小橙子的班主任"],
+)  # fmt: skip
+def test_questions_for_a_recorded_fact(question: str) -> None:
+    assert asks_for_a_fact(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["我中午一个人吃点什么好？", "周末带孩子去哪玩", "给豆豆喂几颗葡萄", "把空调调到几度",
+     "老婆生日快到了，送什么花好？", "我嗓子有点干，喝点什么好？", "推荐几本书给我老婆",
+     "我妈能吃西柚吗", "帮我查查明天几号", "晚饭做什么菜"],
+)  # fmt: skip
+def test_advice_plans_and_requests_are_not_fact_questions(question: str) -> None:
+    assert not asks_for_a_fact(question)
+
+
+def setup_module() -> None:
+    warm()
+
+
+@pytest.mark.parametrize(
+    ("sentence", "missing"),
+    [("你老婆的生日是六月一号。", ["六月", "一号"]), ("她最喜欢周星驰。", ["周星驰"]),
+     ("她在市一医院上班。", ["市", "医院"])],
+)  # fmt: skip
+def test_specifics_memory_does_not_hold_are_found(sentence: str, missing: list[str]) -> None:
+    assert unsupported(sentence, WIFE) == missing
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["你老婆的生日是三月十二号。", "是3月12号。", "她的生日在三月。", "她喜欢看悬疑小说。",
+     "这个你还没跟我说过，我不知道她的星座。", "好的。", "我记得是这样的。"],
+)  # fmt: skip
+def test_what_memory_holds_or_an_admission_passes(sentence: str) -> None:
+    assert unsupported(sentence, WIFE) == []
+
+
+def test_what_the_person_said_this_session_grounds_too() -> None:
+    grounds = Grounds("我儿子叫什么名字？", ())
+    assert unsupported("你儿子叫小明。", grounds) == ["小明"]
+    assert unsupported("你儿子叫小明。", grounds.with_said(["我儿子叫小明"])) == []
+
+
+def test_a_placeholder_is_no_answer() -> None:
+    assert unsupported("你的车是XX牌的。", Grounds("我的车是什么牌子的？", ())) == ["XX"]
