@@ -30,8 +30,10 @@ def test_an_unavailable_action_must_be_declined_never_claimed(reply: str, passed
 
 @pytest.mark.parametrize(
     ("reply", "passed"),
-    [("我不知道你儿子叫什么，你没跟我说过。", True), ("你儿子叫张三。", False)],
-)
+    [("我不知道你儿子叫什么，你没跟我说过。", True), ("你儿子叫张三。", False),
+     # the very sentence the prompt's rule teaches (server.memory.render.MEMORY_RULES)
+     ("你还没跟我说过他的生日。", True)],
+)  # fmt: skip
 def test_a_refusal_question_needs_a_refusal(reply: str, passed: bool) -> None:
     verdict = rubric_verdict(_q("refusal"), reply)
     assert verdict is not None and verdict[0] is passed
