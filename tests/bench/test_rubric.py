@@ -45,3 +45,17 @@ def test_must_and_must_not_facts() -> None:
     passed, reason = rubric_verdict(q, "以前住西湖区，现在住滨江。") or (True, "")
     assert not passed and "西湖区" in reason
     assert rubric_verdict(_q("extraction"), "随便什么") is None  # no rubric stated
+
+
+def test_every_reference_answer_meets_its_own_rubric() -> None:
+    """The bench's `must` facts were written from each question's `answer`: a right answer in
+    those words passes, so a failing rubric verdict means the reply lacked the fact."""
+    import datetime as dt
+
+    from bench.e2e.data import load_questions, render_dates
+
+    ruled = [q for q in load_questions() if q.must]
+    assert len(ruled) >= 180
+    for q in ruled:
+        verdict = rubric_verdict(q, render_dates(q.answer, dt.date(2026, 11, 30)))
+        assert verdict == (True, "rubric met"), q.id
