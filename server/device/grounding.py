@@ -49,6 +49,7 @@ _GENERIC = frozenset(
      "时间", "情况", "方面", "地方", "样子", "意思", "一下", "你们", "我们")
 )  # fmt: skip
 _NUMERAL = re.compile(r"[0-9零一二两三四五六七八九十百千万]")
+_ARTICLE = re.compile(r"一[个些点下家种样次位只条件把群份块]?")
 _WORDLIKE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 
@@ -84,11 +85,17 @@ def _numbers(text: str) -> str:
 
 
 def _specific(word: str, flag: str) -> bool:
+    """Does this word state a fact: a name, place, thing or number? Not a common one-character
+    noun (人, 事) nor 「一」 as an article (一个, 一些)."""
     if word in _GENERIC or not _WORDLIKE.search(word):
         return False
-    if flag.startswith("n") or flag == "eng":
+    if flag in ("nr", "ns", "nt", "nz", "nrfg", "nrt", "eng"):
         return True
-    return flag in ("m", "mq", "t") and _NUMERAL.search(word) is not None and word != "一"
+    if flag.startswith("n"):
+        return len(word) > 1
+    if _ARTICLE.fullmatch(word):
+        return False
+    return flag in ("m", "mq", "t") and _NUMERAL.search(word) is not None
 
 
 def unsupported(sentence: str, grounds: Grounds) -> list[str]:
