@@ -60,6 +60,9 @@ SUPERSEDE_SIMILARITY = 0.25  # same subject and slot is the evidence; a job chan
 CORRECTION_SIMILARITY = 0.6  # a correction of someone else's fact: 「我妈…」 vs 「我爸…」 ~0.87
 RETRACTION_SIMILARITY = 0.45  # 「打疫苗的事取消了」 vs the planned vaccination: ~0.51
 RETRACTED_EVENT_SIMILARITY = 0.3  # a planned event the cancellation names by its words
+# …or that the person's own words name twice: 「算了，上海不去了，出差取消了」 names 上海 and 出差
+# of 「后天去上海出差」, though the model's fact 「我出差取消了」 is only ~0.27 similar to it
+RETRACTED_EVENT_FLOOR = 0.15
 CHANGE_SIMILARITY = 0.4  # 「体检改到下周六了」 vs 「周六带我妈去体检」, both naming 体检
 RESTATEMENT_SIMILARITY = 0.6  # every object must also be in the stored text
 SAME_VALUE_SIMILARITY = 0.95  # 「女儿叫小橙子。」 again; a changed name scores ~0.89
@@ -122,8 +125,10 @@ def decide(
     ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
     if RETRACTION.search(fact) or (RETRACTION.search(said) and len(fact) <= len(said)):
         events = [c for c in ranked if c.event]
-        target = _named_by(fact, events, RETRACTED_EVENT_SIMILARITY) or _named_by(
-            fact, ranked, RETRACTION_SIMILARITY
+        target = (
+            _named_by(fact, events, RETRACTED_EVENT_SIMILARITY)
+            or _named_twice(said, events, RETRACTED_EVENT_FLOOR)
+            or _named_by(fact, ranked, RETRACTION_SIMILARITY)
         )
         return Decision("DELETE" if target else "NONE", target, "retraction")
     mine = slot_of(fact, names)
@@ -154,6 +159,13 @@ def decide(
 def _named_by(fact: str, ranked: Sequence[Candidate], floor: float) -> Candidate | None:
     """The closest memory at least ``floor`` similar that the fact names by its words."""
     return next((c for c in ranked if c.score >= floor and _shares_words(fact, c.text)), None)
+
+
+def _named_twice(said: str, events: Sequence[Candidate], floor: float) -> Candidate | None:
+    """The closest planned event sharing two content words with what the person said."""
+    return next(
+        (c for c in events if c.score >= floor and len(_common_words(said, c.text)) >= 2), None
+    )
 
 
 def _slot_mate(
@@ -208,7 +220,13 @@ def _shares_words(fact: str, text: str) -> bool:
     """A retraction or change names what it is about (「打疫苗的事取消了」 → 疫苗); dates written
     in by the write path and words every plan has do not count."""
 
+    return bool(_common_words(fact, text))
+
+
+def _common_words(said: str, text: str) -> set[str]:
+    """Content words (bigrams) of ``said`` — its retraction and change words out — in ``text``."""
+
     def words(t: str) -> set[str]:
         return sources.bigrams(_ANNOTATION.sub(" ", t)) - _PLAIN
 
-    return bool(words(RETRACTION.sub(" ", CHANGE.sub(" ", fact))) & words(text))
+    return words(RETRACTION.sub(" ", CHANGE.sub(" ", said))) & words(text)

@@ -67,6 +67,18 @@ def test_a_cancellation_reaches_the_planned_event_it_names() -> None:
     assert gone is not None and gone.event == "DELETE" and gone.target == trip
 
 
+def test_a_cancellation_in_the_persons_words_reaches_a_distant_plan() -> None:
+    """The model's fact keeps one of the words (「我出差取消了」, ~0.27 similar); what the person
+    said names two (上海, 出差) of the plan, and only that plan."""
+    trip = Candidate("k-trip", "后天去上海出差", "我", 0.27, event=True)
+    show = Candidate("k-show", "下周去上海看展", "我", 0.25, event=True)
+    said = "算了，上海不去了，出差取消了"
+    gone = decide("我出差取消了", said, [show, trip], NAMES)
+    assert gone is not None and gone.event == "DELETE" and gone.target == trip
+    kept = decide("我出差取消了", "出差取消了", [show, trip], NAMES)
+    assert kept is not None and kept.event == "NONE"
+
+
 def test_a_changed_date_updates_the_plan_it_names() -> None:
     plan = [c("周六（11月28日）我要带我妈去体检", "妈妈", 0.45)]
     moved = decide("体检改到下周六（12月5日）了", "哦不对，不是这周六，体检改到下周六了", plan)
