@@ -98,6 +98,15 @@ def _bars(table: dict[str, dict[str, Tally]], layer: str) -> str:
     return "".join(parts)
 
 
+def _replaced(r: Result) -> str:
+    """What the model wrote that the device did not say (server.device.claims / grounding)."""
+    return "".join(
+        f"<br><small><s>{html.escape(str(x.get('said', '')))}</s> "
+        f"({html.escape(str(x.get('why', '')))})</small>"
+        for x in r.replaced
+    )
+
+
 def html_report(results: list[Result], table: dict[str, dict[str, Tally]],
                 meta: dict[str, Any]) -> str:  # fmt: skip
     esc = html.escape
@@ -111,7 +120,7 @@ def html_report(results: list[Result], table: dict[str, dict[str, Tally]],
         marks = " ".join(f"<b>{k}</b>: {esc(str(v))}" for k, v in verdicts if v is not None)
         rows.append(
             f"<tr><td>{esc(r.id)}</td><td>{esc(r.kind)}</td><td>{esc(r.question)}</td>"
-            f"<td>{esc(r.reply)}</td><td><pre>{esc(r.injected)}</pre></td>"
+            f"<td>{esc(r.reply)}{_replaced(r)}</td><td><pre>{esc(r.injected)}</pre></td>"
             f"<td>{esc(', '.join(r.tool_calls))}</td><td>{marks}<br><small>"
             f"{esc(r.retrieval_detail)} {esc(r.safety_detail)} {esc(r.answer_reason)} "
             f"{esc(r.rubric_reason)}"

@@ -40,6 +40,8 @@ class Result:
     rubric: bool | None = None  # the deterministic judge (bench.e2e.rubric); None: no rubric
     rubric_reason: str = ""
     split: str = ""  # dev / test (bench.e2e.data.split_of)
+    # what the model wrote that the device did not say (a claimed act, an invented fact) and why
+    replaced: list[dict[str, Any]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -110,7 +112,8 @@ def score(
     looked = bool(memory.get("safety_lookup", False))
     tool_calls = [c["name"] for c in trace.get("tool_calls", [])]
     result = Result(q.id, q.kind, q.layer, q.question, reply, round(seconds, 2), injected, looked,
-                    groups, tool_calls, split=q.split)  # fmt: skip
+                    groups, tool_calls, split=q.split,
+                    replaced=list(trace.get("replaced") or []))  # fmt: skip
     result.retrieval, result.retrieval_detail = score_retrieval(q, groups, injected, texts,
                                                                 safety_ids, looked)  # fmt: skip
     if q.layer == "safety":
