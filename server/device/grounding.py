@@ -34,6 +34,10 @@ DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
 # a question for a recorded fact: who, what, which, where, when, how many
 _ASKS_FACT = re.compile(r"什么|哪|几|多少|谁|啥")
+# a choice between two values: 「打疫苗是上午还是下午」
+_ASKS_CHOICE = re.compile(r"是[^，。？?]{1,8}还是")
+# what someone likes is recorded, even when the words look like a request for ideas
+_ASKS_LIKING = re.compile(r"喜欢|爱吃|爱喝|爱看|爱玩|最爱")
 # …but asking for advice, a plan or an act is asking for something new
 _ASKS_ADVICE = re.compile(
     r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
@@ -41,6 +45,7 @@ _ASKS_ADVICE = re.compile(
     # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
     r"|^\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)"
 )
+_REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # the sentence already says it does not know
 _ADMITS = re.compile(r"不知道|不清楚|不记得|没跟我说过|没说过|没提过|没告诉过|没有记录|没有关于")
 # nouns that name no fact (the model's filler, its own machinery)
@@ -49,6 +54,7 @@ _GENERIC = frozenset(
      "时间", "情况", "方面", "地方", "样子", "意思", "一下", "你们", "我们")
 )  # fmt: skip
 _NUMERAL = re.compile(r"[0-9零一二两三四五六七八九十百千万]")
+_BARE_NUMBER = re.compile(r"[0-9.零一二两三四五六七八九十百千万]+")
 _ARTICLE = re.compile(r"一[个些点下家种样次位只条件把群份块]?")
 _WORDLIKE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
@@ -69,7 +75,11 @@ class Grounds:
 def asks_for_a_fact(question: str) -> bool:
     """Does ``question`` ask for something recorded (「我儿子叫什么」) rather than for advice or
     an act (「我中午吃点什么好」「帮我查查」)?"""
-    return _ASKS_FACT.search(question) is not None and _ASKS_ADVICE.search(question) is None
+    if _ASKS_FACT.search(question) is None and _ASKS_CHOICE.search(question) is None:
+        return False
+    return _ASKS_ADVICE.search(question) is None or (
+        _ASKS_LIKING.search(question) is not None and _REQUEST.match(question) is None
+    )
 
 
 def warm() -> None:
@@ -105,12 +115,19 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
     source = "\n".join((grounds.question, *grounds.texts))
     numeric = _numbers(source)
     missing = []
-    for pair in jieba.posseg.lcut(sentence):
+    pairs = jieba.posseg.lcut(sentence)
+    for i, pair in enumerate(pairs):
         word, flag = pair.word.strip(), pair.flag
         if not word or not _specific(word, flag) or word in source:
             continue
-        if _NUMERAL.search(word) and _numbers(word) in numeric:
-            continue
+        if _NUMERAL.search(word):
+            # a number with its unit: 「1岁」 is not held by 「一只柯基」's 1
+            unit = pairs[i + 1].word if i + 1 < len(pairs) else ""
+            bare = _BARE_NUMBER.fullmatch(word) is not None
+            counted = word + unit if bare and len(unit) == 1 and _WORDLIKE.match(unit) else word
+            if _numbers(counted) in numeric:
+                continue
+            word = counted
         missing.append(word)
     return missing
 

@@ -14,7 +14,8 @@ WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二�
 @pytest.mark.parametrize(
     "question",
     ["我儿子叫什么名字？", "豆豆今年几岁了？", "我姐姐住在哪？", "我车牌号是多少", "我老婆是哪里人",
-     "小橙子的钢琴课是周几，老师姓什么？", "我上次去北京是什么时候？", "谁是小橙子的班主任"],
+     "小橙子的钢琴课是周几，老师姓什么？", "我上次去北京是什么时候？", "谁是小橙子的班主任",
+     "我妈喜欢吃什么水果？", "打疫苗是上午还是下午？"],
 )  # fmt: skip
 def test_questions_for_a_recorded_fact(question: str) -> None:
     assert asks_for_a_fact(question)
@@ -24,7 +25,7 @@ def test_questions_for_a_recorded_fact(question: str) -> None:
     "question",
     ["我中午一个人吃点什么好？", "周末带孩子去哪玩", "给豆豆喂几颗葡萄", "把空调调到几度",
      "老婆生日快到了，送什么花好？", "我嗓子有点干，喝点什么好？", "推荐几本书给我老婆",
-     "我妈能吃西柚吗", "帮我查查明天几号", "晚饭做什么菜"],
+     "我妈能吃西柚吗", "帮我查查明天几号", "晚饭做什么菜", "给小橙子挑个她喜欢的礼物"],
 )  # fmt: skip
 def test_advice_plans_and_requests_are_not_fact_questions(question: str) -> None:
     assert not asks_for_a_fact(question)
@@ -60,3 +61,10 @@ def test_what_the_person_said_this_session_grounds_too() -> None:
 
 def test_a_placeholder_is_no_answer() -> None:
     assert unsupported("你的车是XX牌的。", Grounds("我的车是什么牌子的？", ())) == ["XX"]
+
+
+def test_a_number_is_held_with_its_unit() -> None:
+    """「一只柯基」 holds a 1, not an age of 1."""
+    dog = Grounds("豆豆今年几岁了？", ("我们家的狗叫豆豆，是一只柯基",))
+    assert unsupported("豆豆今年1岁了。", dog) == ["1岁"]
+    assert unsupported("小橙子五岁了。", Grounds("小橙子几岁了", ("小橙子今年5岁",))) == []
