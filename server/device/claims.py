@@ -14,11 +14,11 @@ import re
 
 # verbs of acting on the world, as a device would: set, switch, call, send, order, book…
 _ACT = (
-    r"(设置|设定|设|定|调|打开|开启|关闭|关掉|关上|拨打|打电话|打给|发送|发|下单|预约|预订|订|"
+    r"(设置|设定|设|定|调|打开|开启|关闭|关掉|关上|拨打|打电话|打个电话|打给|发送|发|下单|预约|预订|订|"
     r"约|叫|添加|加|缴|交|拉上|拉开|购买|买)"
 )
-# for whom: 帮你, 为您, 给老婆, 替小橙子 (a short name or relation)
-_FOR_YOU = r"((帮|为|给|替)[^，。！？\s]{1,4}?)"
+# for whom: 帮你, 为您, 给老婆, 替小橙子 (a short name or relation); 「帮你给快递员」 is two
+_FOR_YOU = r"(((帮|为|给|替)[^，。！？\s]{1,4}?){1,2})"
 _OBJECT = r"((把|将)[^，。！？]{0,12})?"
 _DONE = r"(好|了|完|到|上)"
 CLAIM = re.compile(
@@ -28,6 +28,8 @@ CLAIM = re.compile(
     rf"|(已经?|都){_FOR_YOU}{_OBJECT}{_ACT}{_DONE}"
     # 到时候提醒你 / 准时叫你 / 我会在三点提醒你 (but 「我会提醒你老婆对海鲜过敏」 is speech)
     r"|(到时候?|准时|按时)(会)?(叫|提醒)你"
+    # a timer the device says it started: 「倒计时开始」「计时已经开始了」
+    r"|计时(已经?)?开始"
     r"|我(会|将)(在|于)[^，。！？]{1,12}(提醒|叫)你"
     r"|我(会|将|马上|这就)(提醒|叫)你(明天|今天|今晚|晚上|早上|每天|到点|按时)"
 )

@@ -21,7 +21,8 @@ from tests.support.scripted_llm import Reply
      # from the local model in the 2026-11-30 e2e dev runs
      "好的，我已经将明天的会议加到了日历里。", "好的，我正在准备打开扫地机器人。",
      "好的，我将提醒你明天早上6点半起床。", "好的，我帮妈妈买了西柚。",
-     "好的，我会给老婆订个海鲜礼包。", "好的，我帮您预订一份海鲜披萨。"],
+     "好的，我会给老婆订个海鲜礼包。", "好的，我帮您预订一份海鲜披萨。",
+     "好的，我帮你给快递员打个电话。", "倒计时开始。", "好的，计时已经开始了。"],
 )  # fmt: skip
 def test_claims_of_acts_are_recognised(sentence: str) -> None:
     assert claims_action(sentence)
