@@ -44,3 +44,29 @@ class SentenceSplitter:
             if ch in SOFT_BREAKS and i >= SOFT_LIMIT_CHARS:
                 return i
         return -1
+
+
+CODE_NOTE = {"zh": "代码我就不念了。", "en": "I won't read the code aloud."}
+
+
+class CodeBlocks:
+    """A fenced code block is not read aloud: where it opens, one short note is spoken instead
+    (once per reply), and its lines are skipped. 「用Python写个冒泡排序」 used to be answered by
+    a voice reading ``for i in range(n)`` symbol by symbol."""
+
+    def __init__(self, language: str) -> None:
+        self._note = CODE_NOTE.get(language.split("-")[0], CODE_NOTE["en"])
+        self._inside = False
+        self._noted = False
+
+    def filter(self, segment: str) -> str | None:
+        """What of ``segment`` (one line or sentence of the reply) is spoken: itself, the note,
+        or nothing."""
+        if segment.lstrip().startswith("```"):
+            opening = not self._inside
+            self._inside = opening
+            if opening and not self._noted:
+                self._noted = True
+                return self._note
+            return None
+        return None if self._inside else segment

@@ -31,7 +31,7 @@ from server.device.emotions import emotion_of
 from server.device.grounding import dont_know, unsupported
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
-from server.device.sentences import SentenceSplitter
+from server.device.sentences import CodeBlocks, SentenceSplitter
 from server.device.tools import ToolContext, ToolRegistry
 from server.mcp.client import DeviceMcpClient, McpCallError
 from server.protocol.machine import DeviceProtocol
@@ -147,6 +147,7 @@ class Turn:
         self._claim_replaced = False  # a claimed action was replaced by the honest sentence
         self._fact_replaced = False  # an invented fact was replaced by "I don't know"
         self._said: list[str] = []  # what the person said earlier this session (facts' grounds)
+        self._code = CodeBlocks(services.language)  # a fenced code block is not read aloud
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
     async def run(
@@ -322,6 +323,10 @@ class Turn:
         return calls, "".join(reply)
 
     async def _queue_text(self, queue: SentenceQueue, text: str) -> None:
+        spoken = self._code.filter(text)
+        if spoken is None:
+            return
+        text = spoken
         self._opening = self._opening or text
         claimed = self._claimed(text)
         checked = self._invented(text) if claimed == "" else claimed
