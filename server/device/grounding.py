@@ -13,9 +13,12 @@ sentence is checked before TTS:
   speech) — must be found in the question, in what memory holds *about whoever the question is
   about* (``Grounds``, built by the read path), or in what the person said earlier in this
   session; numbers compare as numbers (三月十二号 = 3月12号);
-- an unsupported sentence is replaced by an honest 「这个你还没跟我说过，我不知道。」, once per
-  turn; further unsupported sentences are dropped. A turn where a tool ran is not checked (the
-  answer may come from the tool), nor one without memory (the store down: unknown, not empty).
+- an unsupported sentence is not spoken; when the reply ends having stated nothing that holds
+  (every fact in it dropped), the device says an honest 「这个你还没跟我说过，我不知道。」 — so a
+  right answer after a stray sentence (「你老婆叫林芳，女儿小名叫橙橙。」 asked about the
+  daughter) is still heard, without an "I don't know" in the middle of it. A turn where a tool
+  ran is not checked (the answer may come from the tool), nor one without memory (the store
+  down: unknown, not empty).
 
 Only Chinese is checked (the device language of the defaults); other languages pass through.
 """
@@ -51,11 +54,15 @@ _ADMITS = re.compile(r"不知道|不清楚|不记得|没跟我说过|没说过|�
 # nouns that name no fact (the model's filler, its own machinery)
 _GENERIC = frozenset(
     ("现在", "目前", "时候", "事情", "东西", "问题", "信息", "记忆", "家庭", "有点", "名字",
-     "时间", "情况", "方面", "地方", "样子", "意思", "一下", "你们", "我们")
+     "时间", "情况", "方面", "地方", "样子", "意思", "一下", "你们", "我们", "无法", "办法",
+     "方法", "建议", "建议您", "需要", "可能")
 )  # fmt: skip
+# one spelling per weekday: 星期六 / 礼拜六 → 周六, 周天 / 星期天 → 周日
+_WEEKDAY = re.compile(r"星期|礼拜")
+_DAY = re.compile(r"周[日天末]|星期|礼拜")
 _NUMERAL = re.compile(r"[0-9零一二两三四五六七八九十百千万]")
 _BARE_NUMBER = re.compile(r"[0-9.零一二两三四五六七八九十百千万]+")
-_ARTICLE = re.compile(r"一[个些点下家种样次位只条件把群份块]?")
+_ARTICLE = re.compile(r"一[个些点下家种样次位名只条件把群份块]?")
 _WORDLIKE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 
@@ -87,7 +94,9 @@ def warm() -> None:
     jieba.posseg.lcut("预热")  # jieba guards its own initialisation
 
 
-def _numbers(text: str) -> str:
+def _normal(text: str) -> str:
+    """Weekdays in one spelling, numbers as digits: what a fact compares as."""
+    text = _WEEKDAY.sub("周", text).replace("周天", "周日")
     try:
         return str(cn2an.transform(text, "cn2an"))
     except (ValueError, KeyError):  # a numeral it cannot read: compare as written
@@ -105,7 +114,8 @@ def _specific(word: str, flag: str) -> bool:
         return len(word) > 1
     if _ARTICLE.fullmatch(word):
         return False
-    return flag in ("m", "mq", "t") and _NUMERAL.search(word) is not None
+    dated = _NUMERAL.search(word) is not None or _DAY.search(word) is not None
+    return flag in ("m", "mq", "t") and dated
 
 
 def unsupported(sentence: str, grounds: Grounds) -> list[str]:
@@ -113,23 +123,25 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
     if _ADMITS.search(sentence):
         return []
     source = "\n".join((grounds.question, *grounds.texts))
-    numeric = _numbers(source)
+    normal = _normal(source)
     missing = []
     pairs = jieba.posseg.lcut(sentence)
     for i, pair in enumerate(pairs):
         word, flag = pair.word.strip(), pair.flag
         if not word or not _specific(word, flag) or word in source:
             continue
-        if _NUMERAL.search(word):
+        if _BARE_NUMBER.fullmatch(word):
             # a number with its unit: 「1岁」 is not held by 「一只柯基」's 1
             unit = pairs[i + 1].word if i + 1 < len(pairs) else ""
-            bare = _BARE_NUMBER.fullmatch(word) is not None
-            counted = word + unit if bare and len(unit) == 1 and _WORDLIKE.match(unit) else word
-            if _numbers(counted) in numeric:
-                continue
-            word = counted
-        missing.append(word)
+            word += unit if len(unit) == 1 and _WORDLIKE.match(unit) else ""
+        if _normal(word) not in normal:
+            missing.append(word)
     return missing
+
+
+def states_something(sentence: str) -> bool:
+    """Does ``sentence`` state a fact at all (a name, place, thing or number)?"""
+    return any(_specific(p.word.strip(), p.flag) for p in jieba.posseg.lcut(sentence))
 
 
 def dont_know(language: str) -> str | None:

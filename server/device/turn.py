@@ -28,7 +28,7 @@ from server import metrics
 from server.device.claims import LOOKUP_TOOLS, claims_action, honest_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
-from server.device.grounding import dont_know, unsupported
+from server.device.grounding import dont_know, states_something, unsupported
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import CodeBlocks, SentenceSplitter
@@ -145,7 +145,8 @@ class Turn:
         self._timestamp_ms = 0
         self._queued = 0  # sentences the LLM produced this turn
         self._claim_replaced = False  # a claimed action was replaced by the honest sentence
-        self._fact_replaced = False  # an invented fact was replaced by "I don't know"
+        self._fact_dropped = False  # a sentence stating a fact memory lacks was not spoken
+        self._stated = False  # a sentence stating a fact that holds was spoken
         self._said: list[str] = []  # what the person said earlier this session (facts' grounds)
         self._code = CodeBlocks(services.language)  # a fenced code block is not read aloud
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
@@ -171,7 +172,10 @@ class Turn:
                 self.context.trace.failure = f"{cause}: {exc}"
                 await queue.put(self.services.sentence(cause))
                 return
-            if not self._queued:  # the model said nothing speakable: never leave silence
+            honest = dont_know(self.services.language)
+            if self._fact_dropped and not self._stated and honest is not None:
+                await self._queue_text(queue, honest)  # every fact it stated was invented
+            elif not self._queued:  # the model said nothing speakable: never leave silence
                 log.warning("turn.empty_reply", question=text)
                 await queue.put(APOLOGY_EMPTY)
 
@@ -353,23 +357,23 @@ class Turn:
         return honest
 
     def _invented(self, text: str) -> str | None:
-        """``text`` when it states no household fact memory lacks (or is not checked); else
-        "I don't know" (None: said already this turn). Not after a tool ran: its result may be
-        the answer."""
+        """``text`` unless it states a household fact memory lacks (None: not spoken; the turn
+        ends with "I don't know" if nothing it stated held). Not checked after a tool ran (its
+        result may be the answer)."""
         grounds = self.context.trace.grounds
-        honest = dont_know(self.services.language)
-        if grounds is None or honest is None or self.context.trace.tool_calls:
+        if grounds is None or dont_know(self.services.language) is None:
+            return text
+        if self.context.trace.tool_calls:
             return text
         missing = unsupported(text, grounds.with_said(self._said))
         if not missing:
+            self._stated = self._stated or states_something(text)
             return text
         log.warning("turn.invented_fact_replaced", said=text, unsupported=missing)
         metrics.INVENTED_FACTS_REPLACED.inc()
         self.context.trace.replaced.append({"said": text, "why": f"not in memory: {missing}"})
-        if self._fact_replaced:
-            return None
-        self._fact_replaced = True
-        return honest
+        self._fact_dropped = True
+        return None
 
     def _acted(self) -> bool:
         """Did a tool that acts (not a lookup) run in this turn?"""

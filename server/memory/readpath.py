@@ -53,7 +53,7 @@ from providers.embedder import Embedder, embed_async
 from server.device.grounding import Grounds, asks_for_a_fact
 from server.device.tools import ToolContext
 from server.memory import lookup
-from server.memory.render import render_block
+from server.memory.render import describe, render_block
 
 log = structlog.get_logger(__name__)
 Why = Literal["direct", "lexical", "relation", "entity", "lookup", "cue"]
@@ -199,7 +199,7 @@ class ReadPath:
             looked=result.looked,
             personal=anchored,
         )
-        result.grounds = _grounds(question, anchored, [r.memory for r in ordered])
+        result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result
@@ -249,19 +249,19 @@ class ReadPath:
         return recall.block or None
 
 
-def _grounds(question: str, anchored: bool, recalled: list[Memory]) -> Grounds | None:
-    """For a question asking a fact about the household (「我儿子叫什么」「豆豆几岁」): the texts
-    of the recalled memories about whoever it is about (``lookup.Scope``: 「我姐姐住在哪」 is not
-    answered from a memory about the mother), and the speaker's name when it asks about them."""
+def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) -> Grounds | None:
+    """For a question asking a fact about the household (「我儿子叫什么」「豆豆几岁」): the
+    recalled memories about whoever it is about (``lookup.Scope``: 「我姐姐住在哪」 is not
+    answered from a memory about the mother) as the block shows them (with their dates and who
+    said them), and the speakers' names the block carries."""
     if not asks_for_a_fact(question):
         return None
     named = any(entities.mentions(question, m.subject, m.entities) for m in recalled)
     if not anchored and not named:
         return None
     scope = lookup.scope_of(question)
-    texts = [m.text for m in recalled if scope.covers(question, m)]
-    if scope.me:
-        texts += sorted({m.speaker for m in recalled if m.speaker and m.speaker != "me"})
+    texts = [describe(m, now) for m in recalled if scope.covers(question, m)]
+    texts += sorted({m.speaker for m in recalled if m.speaker and m.speaker != "me"})
     return Grounds(question, tuple(texts))
 
 

@@ -68,3 +68,9 @@ def test_a_number_is_held_with_its_unit() -> None:
     dog = Grounds("豆豆今年几岁了？", ("我们家的狗叫豆豆，是一只柯基",))
     assert unsupported("豆豆今年1岁了。", dog) == ["1岁"]
     assert unsupported("小橙子五岁了。", Grounds("小橙子几岁了", ("小橙子今年5岁",))) == []
+
+
+def test_weekdays_and_dates_compare_in_one_spelling() -> None:
+    piano = Grounds("小橙子的钢琴课是星期几？", ("小橙子的钢琴课改到了每周六上午十点",))
+    assert unsupported("小橙子的钢琴课是星期六上午10点。", piano) == []
+    assert unsupported("是礼拜天。", piano) == ["礼拜天"]

@@ -250,6 +250,17 @@ async def test_an_invented_son_is_never_spoken(memory_hearth: RunningHearth, red
     assert "小明" in trace["replaced"][0]["why"]
 
 
+async def test_a_stray_sentence_is_dropped_and_the_answer_after_it_heard(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    """A sentence about someone else (and a name memory never held) is not spoken; the right
+    answer that follows is, with no "I don't know" in the middle of it."""
+    memory_hearth.llm.responder = lambda req: Reply("你老婆叫林芳。你女儿叫小橙子。")
+    said, trace = await _ask(memory_hearth, redis, "我女儿叫什么名字？")
+    assert said == "你女儿叫小橙子。"
+    assert [r["said"] for r in trace["replaced"]] == ["你老婆叫林芳。"]
+
+
 async def test_a_fact_borrowed_from_someone_else_is_not_spoken(
     memory_hearth: RunningHearth, redis: Redis
 ) -> None:
