@@ -45,9 +45,8 @@ _ASKS_LIKING = re.compile(r"喜欢|爱吃|爱喝|爱看|爱玩|最爱")
 _ASKS_ADVICE = re.compile(
     r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
     r"要带|该|适合|值得|玩|撞|冲突|送|买|做什么菜|吃什么|喝什么|帮我|给我|替我"
-    # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
-    r"|^\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)"
 )
+# a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # the sentence already says it does not know
 _ADMITS = re.compile(r"不知道|不清楚|不记得|没跟我说过|没说过|没提过|没告诉过|没有记录|没有关于")
@@ -82,11 +81,10 @@ class Grounds:
 def asks_for_a_fact(question: str) -> bool:
     """Does ``question`` ask for something recorded (「我儿子叫什么」) rather than for advice or
     an act (「我中午吃点什么好」「帮我查查」)?"""
-    if _ASKS_FACT.search(question) is None and _ASKS_CHOICE.search(question) is None:
+    asks = _ASKS_FACT.search(question) or _ASKS_CHOICE.search(question)
+    if asks is None or _REQUEST.match(question):
         return False
-    return _ASKS_ADVICE.search(question) is None or (
-        _ASKS_LIKING.search(question) is not None and _REQUEST.match(question) is None
-    )
+    return _ASKS_ADVICE.search(question) is None or _ASKS_LIKING.search(question) is not None
 
 
 def warm() -> None:
