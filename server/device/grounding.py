@@ -137,6 +137,15 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
     return missing
 
 
+_CONTINUES = re.compile(r"\s*(但是|但|不过|可是|只是|而且|并且|所以|因此|因为|还有)")
+
+
+def continues(sentence: str) -> bool:
+    """Does ``sentence`` lean on the one before it (「但不能和西柚一起吃。」)? Said alone after
+    that one was dropped, it would be half an answer."""
+    return _CONTINUES.match(sentence) is not None
+
+
 def states_something(sentence: str) -> bool:
     """Does ``sentence`` state a fact at all (a name, place, thing or number)?"""
     return any(_specific(p.word.strip(), p.flag) for p in jieba.posseg.lcut(sentence))

@@ -28,7 +28,7 @@ from server import metrics
 from server.device.claims import LOOKUP_TOOLS, claims_action, honest_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
-from server.device.grounding import dont_know, states_something, unsupported
+from server.device.grounding import continues, dont_know, states_something, unsupported
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import CodeBlocks, SentenceSplitter
@@ -147,6 +147,7 @@ class Turn:
         self._claim_replaced = False  # a claimed action was replaced by the honest sentence
         self._fact_dropped = False  # a sentence stating a fact memory lacks was not spoken
         self._stated = False  # a sentence stating a fact that holds was spoken
+        self._dropped_last = False  # the sentence before this one was not spoken
         self._said: list[str] = []  # what the person said earlier this session (facts' grounds)
         self._code = CodeBlocks(services.language)  # a fenced code block is not read aloud
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
@@ -366,13 +367,15 @@ class Turn:
         if self.context.trace.tool_calls:
             return text
         missing = unsupported(text, grounds.with_said(self._said))
-        if not missing:
+        if not missing and not (self._dropped_last and continues(text)):
+            self._dropped_last = False
             self._stated = self._stated or states_something(text)
             return text
+        why = f"not in memory: {missing}" if missing else "continues a sentence not spoken"
         log.warning("turn.invented_fact_replaced", said=text, unsupported=missing)
         metrics.INVENTED_FACTS_REPLACED.inc()
-        self.context.trace.replaced.append({"said": text, "why": f"not in memory: {missing}"})
-        self._fact_dropped = True
+        self.context.trace.replaced.append({"said": text, "why": why})
+        self._fact_dropped = self._dropped_last = True
         return None
 
     def _acted(self) -> bool:

@@ -261,6 +261,17 @@ async def test_a_stray_sentence_is_dropped_and_the_answer_after_it_heard(
     assert [r["said"] for r in trace["replaced"]] == ["你老婆叫林芳。"]
 
 
+async def test_the_tail_of_a_dropped_sentence_is_not_said_alone(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    """「妈妈喜欢吃苹果，但不能和西柚一起吃。」: the invented clause dropped, its true tail is not
+    spoken as half an answer; the device says it was never told."""
+    memory_hearth.llm.responder = lambda req: Reply("妈妈喜欢吃苹果，但不能和西柚一起吃。")
+    said, trace = await _ask(memory_hearth, redis, "我妈喜欢吃什么水果？")
+    assert said == "这个你还没跟我说过，我不知道。"
+    assert [r["why"] for r in trace["replaced"]][1] == "continues a sentence not spoken"
+
+
 async def test_a_fact_borrowed_from_someone_else_is_not_spoken(
     memory_hearth: RunningHearth, redis: Redis
 ) -> None:
