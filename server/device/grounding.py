@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import cn2an
 import jieba
@@ -66,7 +67,7 @@ _WORDLIKE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
 jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Grounds:
     """What a reply to a personal fact question may state: the question, what memory holds about
     whoever it is about, what the person said earlier in the session."""
@@ -76,6 +77,15 @@ class Grounds:
 
     def with_said(self, said: Iterable[str]) -> Grounds:
         return Grounds(self.question, (*self.texts, *said))
+
+    @cached_property
+    def source(self) -> str:
+        return "\n".join((self.question, *self.texts))
+
+    @cached_property
+    def normal(self) -> str:
+        """``source`` as facts compare (once per turn, not per sentence)."""
+        return _normal(self.source)
 
 
 def asks_for_a_fact(question: str) -> bool:
@@ -120,8 +130,7 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
     """The specifics ``sentence`` states that ``grounds`` do not hold (empty: grounded)."""
     if _ADMITS.search(sentence):
         return []
-    source = "\n".join((grounds.question, *grounds.texts))
-    normal = _normal(source)
+    source, normal = grounds.source, grounds.normal
     missing = []
     pairs = jieba.posseg.lcut(sentence)
     for i, pair in enumerate(pairs):

@@ -28,7 +28,13 @@ from server import metrics
 from server.device.claims import LOOKUP_TOOLS, claims_action, honest_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
-from server.device.grounding import continues, dont_know, states_something, unsupported
+from server.device.grounding import (
+    Grounds,
+    continues,
+    dont_know,
+    states_something,
+    unsupported,
+)
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import CodeBlocks, SentenceSplitter
@@ -148,7 +154,7 @@ class Turn:
         self._fact_dropped = False  # a sentence stating a fact memory lacks was not spoken
         self._stated = False  # a sentence stating a fact that holds was spoken
         self._dropped_last = False  # the sentence before this one was not spoken
-        self._said: list[str] = []  # what the person said earlier this session (facts' grounds)
+        self._grounds: Grounds | None = None  # a fact question: what the reply may state
         self._code = CodeBlocks(services.language)  # a fenced code block is not read aloud
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
@@ -158,7 +164,6 @@ class Turn:
         """Answer ``text`` with the LLM (tools, memory), spoken as it streams. ``marks``: the
         stages before the turn (a spoken turn's VAD end and ASR)."""
         history = self.conversation.history_messages()
-        self._said = [str(m["content"]) for m in history if m["role"] == "user"]
         for stage, at in (marks or {}).items():
             self.timing.mark(stage, at)
 
@@ -268,6 +273,9 @@ class Turn:
         results says nothing speakable the model gets one last round without tools, the results
         given as plain context before the user's words (``turn.tool_results_folded``)."""
         base = await self._messages(text, history)
+        if self.context.trace.grounds is not None:  # what the person said this session counts
+            said = [str(m["content"]) for m in history if m["role"] == "user"]
+            self._grounds = self.context.trace.grounds.with_said(said)
         self.timing.mark("prompt_ready", self.services.clock())
         messages = list(base)
         functions = self._functions() if self.settings.max_tool_rounds else []
@@ -331,12 +339,11 @@ class Turn:
         spoken = self._code.filter(text)
         if spoken is None:
             return
-        text = spoken
-        self._opening = self._opening or text
-        claimed = self._claimed(text)
-        checked = self._invented(text) if claimed == "" else claimed
+        self._opening = self._opening or spoken
+        checked = self._claimed(spoken)
+        checked = None if checked is None else self._invented(checked)
         if checked is None:
-            return  # replaced once already this turn: dropped
+            return  # not spoken
         text = checked
         if speakable(text):
             self._queued += 1
@@ -344,11 +351,11 @@ class Turn:
         await queue.put(text)
 
     def _claimed(self, text: str) -> str | None:
-        """An empty string when ``text`` claims no act; else the honest sentence (None: said
+        """``text`` unless it claims an act no tool took: then the honest sentence (None: said
         already this turn)."""
         honest = honest_sentence(self.services.language)
         if honest is None or self._acted() or not claims_action(text, self._opening):
-            return ""
+            return text
         log.warning("turn.claimed_action_replaced", said=text)
         metrics.CLAIMS_REPLACED.inc()
         self.context.trace.replaced.append({"said": text, "why": "claimed action"})
@@ -361,12 +368,12 @@ class Turn:
         """``text`` unless it states a household fact memory lacks (None: not spoken; the turn
         ends with "I don't know" if nothing it stated held). Not checked after a tool ran (its
         result may be the answer)."""
-        grounds = self.context.trace.grounds
+        grounds = self._grounds
         if grounds is None or dont_know(self.services.language) is None:
             return text
         if self.context.trace.tool_calls:
             return text
-        missing = unsupported(text, grounds.with_said(self._said))
+        missing = unsupported(text, grounds)
         if not missing and not (self._dropped_last and continues(text)):
             self._dropped_last = False
             self._stated = self._stated or states_something(text)
