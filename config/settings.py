@@ -84,6 +84,7 @@ class LocalLLMSettings(_Section):
     startup_timeout_s: float = Field(gt=0)
     write_threads: int = Field(ge=0, le=32)
     pause_write_during_turns: bool
+    engine: Literal["auto", "x86-64-v3", "x86-64-v4"]
 
 
 class TTSSettings(_Section):

@@ -28,11 +28,17 @@ from redis.exceptions import BusyLoadingError
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from config.settings import LocalLLMSettings
+from providers.engines import EngineChoice, EngineNotUsable, baseline, choose_engine, read_cpuinfo
 from providers.errors import PermanentProviderError
+from providers.llama_build import BASELINE
 from providers.model_files import check_model_file
 
 log = structlog.get_logger(__name__)
 STOP_GRACE_S = 5.0
+# exits that mean the engine itself failed on this CPU (not a stop, not the OOM killer's KILL)
+CRASH_CODES = frozenset(
+    -int(s) for s in (signal.SIGILL, signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE)
+)
 LOG_TAIL_LINES = 20
 
 
@@ -95,11 +101,19 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class ChildProcess:
-    def __init__(self, name: str, argv: list[str], log_file: Path, nice: int = 0) -> None:
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        log_file: Path,
+        nice: int = 0,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.name = name
         self.argv = argv
         self.log_file = log_file
         self.nice = nice
+        self.env = env or {}  # added to this process's environment
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -111,6 +125,7 @@ class ChildProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
                 preexec_fn=(lambda: os.nice(self.nice)) if self.nice else None,
+                env={**os.environ, **self.env} if self.env else None,
             )
         log.info("child.started", name=self.name, pid=self.proc.pid, log=str(self.log_file))
 
@@ -212,16 +227,24 @@ class LocalLLMServer:
         data_dir: Path,
         name: str = "llama",
         nice: int = 0,
+        engine: EngineChoice | None = None,
     ) -> None:
         check_model_file(model_path)
         self.settings = settings
+        if engine is None:
+            try:
+                engine = choose_engine(settings.engine, read_cpuinfo())
+            except EngineNotUsable as exc:
+                raise PermanentProviderError("local-llm", str(exc)) from exc
+        self.engine = engine
         argv = [
             sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
             "--host", settings.host, "--port", str(settings.port),
             "--n_threads", str(settings.threads), "--n_ctx", str(settings.context),
             "--model_alias", "local",
         ]  # fmt: skip
-        self.child = ChildProcess(name, argv, data_dir / "logs" / f"{name}.log", nice)
+        log_file = data_dir / "logs" / f"{name}.log"
+        self.child = ChildProcess(name, argv, log_file, nice, engine.env())
         self._warm_prompt: tuple[str, list[dict[str, object]]] = ("你是一个助手。", [])
 
     @property
@@ -231,7 +254,36 @@ class LocalLLMServer:
     async def start(self, complete: bool = True) -> None:
         """Spawn the server and return once it has answered a real completion with the primed
         prompt (serving ``/models`` only means the weights loaded). ``complete=False`` leaves
-        that to the caller's ``warm``, which knows the turn's prompt."""
+        that to the caller's ``warm``, which knows the turn's prompt.
+
+        A server on an extra engine (x86-64-v4) that dies or cannot answer while starting, or
+        that crashed (SIGILL, SIGSEGV…) since its last start, is started again on the baseline:
+        logged as ``local_llm.engine_fell_back``, and the baseline stays for this process."""
+        returncode = self.child.proc.returncode if self.child.proc is not None else None
+        if not self.engine.is_baseline and returncode in CRASH_CODES:
+            self._fall_back(f"the server was {describe_exit(returncode)}")
+        try:
+            await self._start(complete)
+        except PermanentProviderError as exc:
+            if self.engine.is_baseline:
+                raise
+            self.child.stop()
+            self._fall_back(exc.message)
+            await self._start(complete)
+        log.info(
+            "local_llm.engine", name=self.child.name, engine=self.engine.name,
+            reason=self.engine.reason,
+        )  # fmt: skip
+
+    def _fall_back(self, why: str) -> None:
+        log.error(
+            "local_llm.engine_fell_back", name=self.child.name, engine=self.engine.name,
+            to=BASELINE.name, why=why, log_tail=log_tail(self.child.log_file, 8),
+        )  # fmt: skip
+        self.engine = baseline(f"{self.engine.name} failed here: {why}")
+        self.child.env = self.engine.env()
+
+    async def _start(self, complete: bool) -> None:
         self.child.start()
         async with httpx.AsyncClient() as client:
             try:
@@ -263,7 +315,14 @@ class LocalLLMServer:
         turn does not pay ~20 s of prompt processing on 2 cores; later turns reuse it. Kept, so a
         restarted server is warmed the same way before it counts as up."""
         self.prime(system_prompt, tools)
-        await self._complete()
+        try:
+            await self._complete()
+        except PermanentProviderError as exc:
+            if self.engine.is_baseline:
+                raise
+            self.child.stop()
+            self._fall_back(exc.message)
+            await self._start(complete=True)
 
     async def _complete(self) -> None:
         """One real completion; raises PermanentProviderError when the model cannot answer."""

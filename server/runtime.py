@@ -423,6 +423,7 @@ async def _serve(
                 devices=f"ws://{settings.server.host}:{settings.server.ws_port}/xiaozhi/v1/",
                 ota=f"http://{settings.server.host}:{settings.server.http_port}/xiaozhi/ota/",
                 llm=engines.llm_base_url,
+                engine=[s.engine.name for s in engines.llm_servers] or None,
             )
             await stop.wait()
             log.info("hearth.stopping")
@@ -470,8 +471,17 @@ def component_status(
     parts = supervisor.status()
     if isinstance(tts, ZhttsTTS):  # started on first use, restarted by the next sentence
         parts.append(tts.status())
-    return {"ready": all(p["state"] in {"up", "not started"} for p in parts), "children": parts,
-            "llm": "local" if engines.llm_servers else "external"}  # fmt: skip
+    status: dict[str, object] = {
+        "ready": all(p["state"] in {"up", "not started"} for p in parts),
+        "children": parts,
+        "llm": "local" if engines.llm_servers else "external",
+    }
+    if engines.llm_servers:  # which llama.cpp build each server loaded, and why
+        status["engines"] = {
+            s.child.name: {"engine": s.engine.name, "reason": s.engine.reason}
+            for s in engines.llm_servers
+        }
+    return status
 
 
 def conversation_first(settings: HearthSettings, engines: Engines) -> TurnPriority:

@@ -116,6 +116,8 @@ def status(
             )  # fmt: skip
         console.print(table)
         console.print("ready" if data["ready"] else "[red]not ready[/red]", f"(llm: {data['llm']})")
+        for name, engine in data.get("engines", {}).items():
+            console.print(f"{name}: llama.cpp {engine['engine']} ({engine['reason']})")
     raise typer.Exit(0 if data["ready"] else 1)
 
 
