@@ -31,7 +31,9 @@ pip() { quiet .venv/bin/python -m pip "$@"; }
 pip install -q -c constraints.txt pip wheel
 # llama-cpp-python compiles llama.cpp (4-7 min on 2 cores) with a fixed AVX2 baseline, once per
 # machine: the wheel is kept in ~/.cache/hearth/wheels under a name made of the version and the
-# flags, and its libraries are scanned for AMX / AVX-512 before it counts as installed.
+# flags, and its libraries are scanned for AMX / AVX-512 before it counts as installed. On a CPU
+# with AVX-512 a second fixed build (x86-64-v4, no VNNI/AMX) is kept beside it and chosen at
+# each server start by the CPU it runs on (HEARTH_ENGINES=baseline skips it).
 quiet .venv/bin/python -m providers.llama_build ensure -c constraints.txt
 pip install -q -c constraints.txt -e ".[dev,local-llm]"
 pip install -q -c constraints.txt -e ./clients/python  # the API's Python client (own package)
