@@ -320,14 +320,37 @@ def bench_locomo(
         list[str], typer.Option("--set", help="one memory setting for this run: KEY=VALUE")
     ] = [],  # noqa: B006
     out: Annotated[Path | None, typer.Option(help="also write the figures as JSON")] = None,
+    answer: Annotated[
+        int,
+        typer.Option(
+            help="the answer layer (J score) on this many questions per split and category "
+            "1–4, sampled by a fixed rule; 0 = retrieval only"
+        ),
+    ] = 0,
+    answer_url: Annotated[
+        str | None, typer.Option(help="answering model's OpenAI-compatible URL (default: local)")
+    ] = None,
+    answer_model: Annotated[str, typer.Option()] = "local",
+    judge_url: Annotated[
+        str | None, typer.Option(help="judge's OpenAI-compatible URL (default: the answerer)")
+    ] = None,
+    judge_model: Annotated[str, typer.Option()] = "local",
 ) -> None:
-    """The read path on the public LoCoMo suite: evidence recall per category, no LLM."""
+    """The read path on the public LoCoMo suite: evidence recall per category, no LLM; with
+    --answer, the answer layer too (keys: HEARTH_BENCH_ANSWER_KEY, HEARTH_BENCH_JUDGE_KEY)."""
+    import os
+
+    from bench.locomo import AnswerOptions
     from bench.locomo import main as bench_main
 
     if any(s not in ("dev", "test", "all") for s in split):
         raise typer.BadParameter("--split is dev, test or all")
     settings = with_memory_settings(settings_or_exit(), set_)
-    bench_main(settings, data, split, mem0, out)  # type: ignore[arg-type]
+    options = AnswerOptions(
+        answer, answer_url, answer_model, judge_url, judge_model,
+        os.environ.get("HEARTH_BENCH_ANSWER_KEY", ""), os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
+    )  # fmt: skip
+    bench_main(settings, data, split, mem0, out, options)  # type: ignore[arg-type]
 
 
 def with_memory_settings(settings: HearthSettings, pairs: list[str]) -> HearthSettings:

@@ -32,12 +32,14 @@ import orjson
 from rich.console import Console
 from rich.table import Table
 
+from bench.locomo_answer import AnswerLayer, JScore, sample_key
 from bench.mem0_side import Mem0Side
 from config.settings import HearthSettings
 from memory import entities
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import EdgeMemoryStore, Search, search_async
 from providers.embedder import UseEmbedder, embed_async
+from providers.processes import LocalLLMServer, free_port
 from server.memory.readpath import ReadPath
 
 console = Console()
@@ -61,6 +63,8 @@ class Question:
     text: str
     category: int
     evidence: frozenset[str]
+    answer: str = ""  # the gold answer (categories 1–4)
+    index: int = 0  # its position in the conversation's qa list
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,8 +104,14 @@ def _conversation(position: int, sample: dict[str, Any]) -> Conversation:
                 text += f" [shares a photo: {turn['blip_caption']}]"
             turns.append(Turn(turn["dia_id"], text, at))
     questions = [
-        Question(q["question"], int(q["category"]), frozenset(_evidence(q.get("evidence", []))))
-        for q in sample["qa"]
+        Question(
+            q["question"],
+            int(q["category"]),
+            frozenset(_evidence(q.get("evidence", []))),
+            str(q.get("answer", "")),
+            n,
+        )
+        for n, q in enumerate(sample["qa"])
     ]
     return Conversation(position, str(sample.get("sample_id", position)), turns, questions)
 
@@ -145,15 +155,44 @@ class Score:
 @dataclass
 class Results:
     scores: dict[tuple[str, Split, int], Score] = field(default_factory=dict)
+    j: dict[tuple[str, Split, int], JScore] = field(default_factory=dict)
 
     def score(self, system: str, split: Split, category: int) -> Score:
         return self.scores.setdefault((system, split, category), Score())
 
+    def jscore(self, system: str, split: Split, category: int) -> JScore:
+        return self.j.setdefault((system, split, category), JScore())
+
+
+@dataclass(frozen=True, slots=True)
+class Answering:
+    """The answer layer's models and which questions it asks (per split and category 1–4)."""
+
+    layer: AnswerLayer
+    per_category: int
+
+    def chosen(self, conversations: list[Conversation]) -> set[tuple[str, int]]:
+        picked: set[tuple[str, int]] = set()
+        for split in ("dev", "test"):
+            for category in (1, 2, 3, 4):
+                pool = [
+                    (sample_key(c.sample_id, q.index), c.sample_id, q.index)
+                    for c in conversations if c.split == split
+                    for q in c.questions if q.category == category and q.answer
+                ]  # fmt: skip
+                picked |= {(sid, n) for _key, sid, n in sorted(pool)[: self.per_category]}
+        return picked
+
 
 async def run(
-    settings: HearthSettings, path: Path, splits: list[Split], with_mem0: bool
+    settings: HearthSettings,
+    path: Path,
+    splits: list[Split],
+    with_mem0: bool,
+    answering: Answering | None = None,
 ) -> Results:
     conversations = [c for c in load(path) if "all" in splits or c.split in splits]
+    chosen = answering.chosen(conversations) if answering else set()
     embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     results = Results()
     with tempfile.TemporaryDirectory() as tmp:
@@ -168,6 +207,8 @@ async def run(
             )
             dia_of = await _load(conversation, embedder, store, mem0)
             await _ask(conversation, read_path, store, mem0, dia_of, results)
+            if answering is not None:
+                await _answer(conversation, read_path, store, answering.layer, chosen, results)
         store.close()
     return results
 
@@ -232,6 +273,31 @@ async def _ask(
             )
 
 
+async def _answer(
+    conversation: Conversation,
+    read_path: ReadPath,
+    store: EdgeMemoryStore,
+    layer: AnswerLayer,
+    chosen: set[tuple[str, int]],
+    results: Results,
+) -> None:
+    """The answer layer on the chosen questions: what Hearth injected vs the plain top-5 (the
+    same five mem0's search returns on these vectors)."""
+    person, split = conversation.person, conversation.split
+    now = max(t.at for t in conversation.turns) + 86400
+    for q in conversation.questions:
+        if (conversation.sample_id, q.index) not in chosen:
+            continue
+        recall = await read_path.recall(person, q.text, now)
+        ours = [r.memory for r in recall.safety + recall.related]
+        [vector] = await embed_async(read_path.embedder, [q.text])
+        [hits] = await search_async(store, person, [Search(vector, TOP_K)], now)
+        for system, memories in (("hearth", ours), ("top5", [h.memory for h in hits])):
+            score = results.jscore(system, split, q.category)
+            await layer.score(score, system, q.text, q.answer, memories)
+        console.print(f"  answered {q.category} {q.text[:60]!r}", highlight=False)
+
+
 def report(results: Results, splits: list[Split]) -> None:
     systems = sorted({k[0] for k in results.scores}, key=["hearth", "top5", "mem0"].index)
     for split in ("dev", "test"):
@@ -258,6 +324,30 @@ def report(results: Results, splits: list[Split]) -> None:
                       f"{hearth.empty / hearth.questions:.2f}"]  # fmt: skip
             table.add_row(f"{category or ''} {name}".strip(), str(hearth.questions), *cells)
         console.print(table)
+        _report_j(results, split)
+
+
+def _report_j(results: Results, split: Split) -> None:
+    systems = sorted({k[0] for k in results.j if k[1] == split})
+    if not systems:
+        return
+    table = Table(title=f"LoCoMo answer layer — {split} split (J: judged CORRECT)")
+    table.add_column("category")
+    for system in systems:
+        table.add_column(f"{system} J", justify="right")
+    table.add_column("unparsed / errors", justify="right")
+    for category, name in [*list(CATEGORIES.items())[:4], (0, "1–4 all")]:
+        wanted = [category] if category else [1, 2, 3, 4]
+        cells, odd = [], 0
+        for system in systems:
+            scores = [v for (n, s, c), v in results.j.items() if n == system and s == split
+                      and c in wanted]  # fmt: skip
+            asked = sum(v.questions for v in scores)
+            correct = sum(v.correct for v in scores)
+            odd += sum(v.unparsed + v.errors for v in scores)
+            cells.append(f"{correct}/{asked} ({correct / max(asked, 1):.2f})")
+        table.add_row(f"{category or ''} {name}".strip(), *cells, str(odd))
+    console.print(table)
 
 
 def _merged(results: Results, system: str, split: Split, category: int) -> Score:
@@ -279,19 +369,73 @@ def as_json(results: Results) -> dict[str, Any]:
             "evidence_recall": round(s.evidence_recall / max(s.questions, 1), 4),
             "memories_per_question": round(s.injected / max(s.questions, 1), 2),
         }
+    for (system, split, category), j in sorted(results.j.items()):
+        out[f"{system}/{split}/answer"][str(category)] = {
+            "questions": j.questions, "correct": j.correct, "unparsed": j.unparsed,
+            "errors": j.errors,
+        }  # fmt: skip
     return dict(out)
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerOptions:
+    per_category: int  # questions per split and category 1–4; 0 = no answer layer
+    answer_url: str | None = None  # None: a local llama.cpp server with the configured model
+    answer_model: str = "local"
+    judge_url: str | None = None  # None: the answering model
+    judge_model: str = "local"
+    answer_key: str = ""
+    judge_key: str = ""
+
+
 def main(
-    settings: HearthSettings, path: Path, splits: list[Split], with_mem0: bool, out: Path | None
+    settings: HearthSettings,
+    path: Path,
+    splits: list[Split],
+    with_mem0: bool,
+    out: Path | None,
+    answer: AnswerOptions | None = None,
 ) -> None:
     if not path.exists():
         raise SystemExit(
             f"{path} not found: pass --data with the path of LoCoMo's locomo10.json "
             "(snap-research/LoCoMo, data/locomo10.json)"
         )
-    results = asyncio.run(run(settings, path, splits, with_mem0))
+    results, samples = asyncio.run(_with_models(settings, path, splits, with_mem0, answer))
     report(results, splits)
     if out is not None:
-        out.write_bytes(orjson.dumps(as_json(results), option=orjson.OPT_INDENT_2))
+        figures = as_json(results) | ({"answers": samples} if samples else {})
+        out.write_bytes(orjson.dumps(figures, option=orjson.OPT_INDENT_2))
         console.print(f"figures written to {out}")
+
+
+async def _with_models(
+    settings: HearthSettings,
+    path: Path,
+    splits: list[Split],
+    with_mem0: bool,
+    answer: AnswerOptions | None,
+) -> tuple[Results, list[dict[str, object]]]:
+    if answer is None or answer.per_category <= 0:
+        return await run(settings, path, splits, with_mem0), []
+    server = None
+    url = answer.answer_url
+    if url is None:
+        model = settings.resolve(settings.local_llm.model_file)
+        local = settings.local_llm.model_copy(update={"port": free_port()})
+        server = LocalLLMServer(local, model, Path(tempfile.mkdtemp(prefix="locomo-llm-")))
+        await server.start()
+        url = server.base_url
+        console.print(f"answering and judging with the local {model.name} ({server.engine.name})")
+    layer = AnswerLayer(
+        url, answer.answer_model, answer.judge_url or url, answer.judge_model,
+        answer.answer_key, answer.judge_key,
+    )  # fmt: skip
+    try:
+        results = await run(
+            settings, path, splits, with_mem0, Answering(layer, answer.per_category)
+        )
+    finally:
+        if server is not None:
+            server.stop()
+    return results, layer.samples

@@ -4,12 +4,15 @@ not ours to commit): real embedder, real Qdrant Edge shard, the real read path a
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
 
-from bench.locomo import _merged, load, run
+from bench.locomo import Answering, _merged, load, run
+from bench.locomo_answer import AnswerLayer, parse_verdict
 from config.settings import load_settings
+from tests.support.scripted_llm import Reply, ScriptedLLM
 
 
 def _sample(n: int, name: str, other: str) -> dict[str, object]:
@@ -97,3 +100,50 @@ async def test_every_question_is_scored_for_hearth_top5_and_mem0(
     hearth = _merged(results, "hearth", "dev", 4)
     assert hearth.questions == 1 and hearth.any_evidence == 1
     assert hearth.injected <= settings.memory.limit + 2 * settings.memory.entity_limit
+
+
+def test_the_judges_verdict_is_read_strictly() -> None:
+    assert parse_verdict('{"verdict": "CORRECT"}') is True
+    assert parse_verdict('Sure. {"verdict": "WRONG"}') is False
+    assert parse_verdict("CORRECT") is True
+    assert parse_verdict("CORRECT or WRONG?") is None  # both words: unreadable, never a pass
+    assert parse_verdict("") is None
+
+
+async def test_the_answer_layer_answers_from_each_systems_memories_and_is_judged(
+    locomo_file: Path, tmp_path: Path, scripted_llm: ScriptedLLM
+) -> None:
+    """A scripted model stands in for the hosted answerer and judge: it answers from the
+    memories it was shown, and the judge's verdict compares with the gold answer."""
+
+    def respond(request: dict[str, Any]) -> Reply:
+        prompt = request["messages"][-1]["content"]
+        if "Gold answer:" in prompt:  # the judge: correct when the answer holds the gold
+            gold = prompt.split("Gold answer: ")[1].split("\n")[0]
+            answer = prompt.split("\nAnswer: ")[1].split("\n")[0]
+            return Reply('{"verdict": "%s"}' % ("CORRECT" if gold in answer else "WRONG"))
+        memories, question = prompt.split("\n\nQuestion: ")  # the answerer: from memories only
+        if "puppy" in question and "Biscuit" in memories:
+            return Reply("Biscuit")
+        if "pottery" in question and "Mondays" in memories:
+            return Reply("on Mondays")
+        return Reply("unknown")
+
+    scripted_llm.responder = respond
+    layer = AnswerLayer(scripted_llm.base_url, "m", scripted_llm.base_url, "j")
+    settings = load_settings(data_dir=tmp_path / "data")
+    results = await run(settings, locomo_file, ["dev", "test"], False, Answering(layer, 5))
+    for split in ("dev", "test"):
+        for system in ("hearth", "top5"):
+            scores = [v for (n, s, _c), v in results.j.items() if n == system and s == split]
+            assert sum(v.questions for v in scores) == 2  # categories 1–4 only, all sampled
+            assert sum(v.unparsed + v.errors for v in scores) == 0
+    # the top-5 holds every memory of these five-turn conversations: both answers right
+    assert results.jscore("top5", "test", 4).correct == 1
+    assert results.jscore("top5", "test", 2).correct == 1
+    # each answer request carried that system's memories, dated by session
+    shown = [r["messages"][-1]["content"] for r in scripted_llm.requests if r["model"] == "m"]
+    assert len(shown) == 8 and all("May 2023]" in text for text in shown if "(no" not in text)
+    assert {s["system"] for s in layer.samples} == {"hearth", "top5"}
+    # a sample of one per category asks one question per split and category
+    assert len(Answering(layer, 1).chosen(load(locomo_file))) == 4
