@@ -167,6 +167,7 @@ class MemorySettings(_Section):
     relation_threshold: float = Field(ge=-1, le=1)
     lexical_limit: int = Field(ge=0, le=20)
     lexical_threshold: float = Field(ge=-1, le=1)
+    topic_terms: int = Field(ge=0, le=10)
     safety_lookup_limit: int = Field(ge=0, le=20)
     cue_limit: int = Field(ge=0, le=20)
     cue_threshold: float = Field(ge=-1, le=1)

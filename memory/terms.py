@@ -7,6 +7,7 @@ against 「住在北京朝阳区」), two rarely are."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9]+")
 _HAN = re.compile(r"[\u4e00-\u9fff]+")
@@ -31,6 +32,27 @@ def terms(text: str) -> set[str]:
     return found
 
 
+# Weather talk: about the world, never about what the household told us.
+WEATHER = re.compile(r"天气|下雨|下雪|好热|好冷|太热|太冷|气温|刮风|出太阳")
+# When-words: a shared 「晚上」 or 「明天」 says nothing about what a memory is about.
+_WHEN = frozenset(
+    {
+        "晚上", "早上", "上午", "下午", "中午", "今天", "明天", "昨天", "后天", "前天", "周末",
+        "这周", "下周", "上周", "今年", "明年", "去年", "每天", "每周", "几点", "时候", "天晚",
+        "天早", "天上", "天下",
+    }
+)  # fmt: skip
+
+
 def shared(question: str, text: str) -> int:
     """How many content terms of ``question`` appear in ``text``."""
     return len(terms(question) & terms(text))
+
+
+def shared_topic(question: str, text: str, names: Iterable[str] = ()) -> int:
+    """Shared content terms that say what both are about: not a when-word, not a name (a name
+    in common is the entity rules' evidence, and in a transcript every line has one)."""
+    named: set[str] = set()
+    for name in names:
+        named |= terms(name)
+    return len((terms(question) & terms(text)) - _WHEN - named)

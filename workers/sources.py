@@ -14,13 +14,13 @@ import re
 from collections.abc import Sequence
 
 from memory.entities import RELATIONS
+from memory.terms import WEATHER
 
 _WAKE = re.compile(r"(?:你好|嗨|嘿|hi|hey)?[，,\s]*小[智爱度艺]{1,2}(?:同学)?[，,。！!\s]*", re.I)
 _SMALL_TALK = re.compile(
     r"^(?:你好|您好|嗨|哈喽|在吗|在不在|早上好|早安|中午好|晚上好|晚安|谢谢|谢啦|多谢|好的|好吧|"
     r"嗯+|哦+|啊+|哈+|行|可以|对|是的|没事了?|不用了|拜拜|再见|退下吧?)[啊呀哈吧呢了嗯！!。.，,\s]*$"
 )
-_WEATHER = re.compile(r"天气|下雨|下雪|好热|好冷|太热|太冷|气温|刮风|出太阳")
 _QUESTION_END = re.compile(r"(?:吗|呢|么|嘛|没有|不)[？?。.！!]*$|[？?]\s*$")
 _INTERROGATIVE = re.compile(r"几点|多少|什么时候|哪里|哪儿|怎么|为什么|多久|多远|谁|什么|哪")
 _COMMAND = re.compile(
@@ -66,7 +66,7 @@ def memorable(text: str) -> bool:
     )
     if command and not _statement_after_command(said):
         return False
-    return not (_WEATHER.search(said) and not _PERSONAL.search(said))
+    return not (WEATHER.search(said) and not _PERSONAL.search(said))
 
 
 def _statement_after_command(said: str) -> bool:

@@ -102,6 +102,11 @@ def warm() -> None:
     jieba.posseg.lcut("预热")  # jieba guards its own initialisation
 
 
+def places_in(text: str) -> list[str]:
+    """The place names a text says (jieba's ``ns``: 杭州, 西湖区)."""
+    return [pair.word for pair in jieba.posseg.lcut(text) if pair.flag == "ns"]
+
+
 def _normal(text: str) -> str:
     """Weekdays in one spelling, numbers as digits: what a fact compares as."""
     text = _WEEKDAY.sub("周", text).replace("周天", "周日")

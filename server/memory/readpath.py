@@ -50,7 +50,8 @@ from memory import entities, terms
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
-from server.device.grounding import Grounds, asks_for_a_fact
+from server.device.grounding import Grounds, asks_for_a_fact, places_in
+from server.device.grounding import warm as warm_words
 from server.device.tools import ToolContext
 from server.memory import lookup
 from server.memory.render import describe, render_block
@@ -118,6 +119,7 @@ class ReadPath:
         self.embedder = embedder
         self.store = store
         self.settings = settings
+        warm_words()  # the place names of unanchored questions: jieba's dictionary, once
 
     async def recall(self, person: PersonId, question: str, now: float | None = None) -> Recall:
         now = time.time() if now is None else now
@@ -219,16 +221,39 @@ class ReadPath:
         ]
 
     def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
-        return [h for h in hits if self._accept(question, anchored, h)]
+        places: list[str] | None = None  # read only when a hit needs them
+        accepted = []
+        for hit in hits:
+            verdict = self._accept(question, anchored, hit)
+            if verdict is None:
+                places = places_in(question) if places is None else places
+                verdict = self._shares_topic(question, hit, places, self.settings.topic_terms)
+            if verdict:
+                accepted.append(hit)
+        return accepted
 
-    def _accept(self, question: str, anchored: bool, hit: Hit) -> bool:
+    def _accept(self, question: str, anchored: bool, hit: Hit) -> bool | None:
         """A plain similarity cut cannot keep noise turns clean *and* recall what matters: a
         direct hit needs ``strict_threshold``, or ``threshold`` when the question is anchored in
-        the household (first person, a relation, or the memory's own subject/name)."""
+        the household (first person, a relation, or the memory's own subject/name). None: an
+        unanchored question below ``strict_threshold``, decided by ``_shares_topic``."""
         if hit.score >= self.settings.strict_threshold:
             return True
         memory = hit.memory
-        return anchored or entities.mentions(question, memory.subject, memory.entities)
+        if anchored or entities.mentions(question, memory.subject, memory.entities):
+            return True
+        return None
+
+    @staticmethod
+    def _shares_topic(question: str, hit: Hit, places: list[str], needed: int) -> bool:
+        """A question without an anchor word still asks about the household when it shares what
+        the memory is about — a word that is not a when-word, a name or a place (「搬家搬到哪
+        了？」 and 「…从西湖区搬到了滨江区」 share 搬到; 「杭州有多少人口？」 shares only the
+        city with 「我们家住在杭州」) — and is not weather talk."""
+        if not needed or terms.WEATHER.search(question):
+            return False
+        names = [*hit.memory.entities, *places]
+        return terms.shared_topic(question, hit.memory.text, names) >= needed
 
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
         """PromptContributor for device turns: recall, log what was injected, return the block."""

@@ -93,11 +93,13 @@ async def test_the_read_path_recalls_by_shared_words_what_cosine_alone_does_not(
 ) -> None:
     settings = load_settings().memory
     question = "When did Melanie paint a sunrise?"  # cosine 0.49: under the strict cut
-    without = ReadPath(embedder, store, settings.model_copy(update={"lexical_limit": 0}))
+    off = {"lexical_limit": 0, "topic_terms": 0}  # the topic rule would take it directly
+    without = ReadPath(embedder, store, settings.model_copy(update=off))
     recall = await without.recall(ZHANG, question)
     target = "Melanie: I painted a lake sunrise last year."
     assert target not in [r.memory.text for r in recall.related]  # no anchor: strict cut
-    recall = await ReadPath(embedder, store, settings).recall(ZHANG, question)
+    lexical = settings.model_copy(update={"topic_terms": 0})
+    recall = await ReadPath(embedder, store, lexical).recall(ZHANG, question)
     found = {r.memory.text: r.why for r in recall.related}
     assert found.get(target) == "lexical"
     assert recall.round_trips == 1  # the lexical search rode in round 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from config.settings import load_settings
+from memory import terms
 from memory.schema import Decay, Memory, MemoryClass
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
@@ -126,3 +127,29 @@ async def test_expired_hits_never_use_up_the_direct_limit(
     assert not any("上午去医院做体检" in t for t in recalled)
     assert recalled[live.text].why == "direct"  # ranked below every expired one, still found
     assert recall.round_trips == 2
+
+
+async def test_an_unanchored_question_reaches_the_memory_it_shares_a_topic_with(
+    read_path: ReadPath,
+) -> None:
+    """No 我, no relation, no name: 「吉他课」 is what both are about."""
+    recall = await read_path.recall(ZHANG, "吉他课是几点来着？")
+    assert "我每周四晚上七点有吉他课" in texts(recall.related)
+
+
+@pytest.mark.parametrize(
+    "question", ["杭州有多少人口？", "明天杭州会下雨吗？", "西湖是哪一年申遗成功的？"]
+)
+async def test_a_place_or_the_weather_in_common_is_not_a_topic(
+    read_path: ReadPath, question: str
+) -> None:
+    """「我们家住在杭州西湖区」 shares 杭州 / 西湖区 with these, above the plain threshold: a
+    world question about the household's city is still about the world."""
+    recall = await read_path.recall(ZHANG, question)
+    assert "我们家住在杭州西湖区" not in texts(recall.related), recall.block
+
+
+def test_topic_terms_leave_out_when_words_and_names() -> None:
+    assert terms.shared_topic("同学聚会定在几点？", "晚上六点和大学同学吃饭") == 1  # 同学
+    assert terms.shared_topic("晚上吃什么", "周四晚上有吉他课") == 0  # only 晚上
+    assert terms.shared_topic("林芳几点下班", "林芳在医院上班", ["林芳"]) == 0  # only the name
