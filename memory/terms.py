@@ -49,10 +49,17 @@ def shared(question: str, text: str) -> int:
     return len(terms(question) & terms(text))
 
 
+# ...and clock times, weekdays, months and days of the month (六点, 点半, 周四, 星期天, 12月, 5号)
+_WHEN_TERM = re.compile(
+    r"[零一二两三四五六七八九十\d][点月号日时]|点半|周[一二三四五六日末]|[期拜][一二三四五六日天]"
+)
+
+
 def shared_topic(question: str, text: str, names: Iterable[str] = ()) -> int:
     """Shared content terms that say what both are about: not a when-word, not a name (a name
     in common is the entity rules' evidence, and in a transcript every line has one)."""
     named: set[str] = set()
     for name in names:
         named |= terms(name)
-    return len((terms(question) & terms(text)) - _WHEN - named)
+    common = (terms(question) & terms(text)) - _WHEN - named
+    return sum(1 for term in common if not _WHEN_TERM.fullmatch(term))

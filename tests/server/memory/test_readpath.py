@@ -152,4 +152,5 @@ async def test_a_place_or_the_weather_in_common_is_not_a_topic(
 def test_topic_terms_leave_out_when_words_and_names() -> None:
     assert terms.shared_topic("同学聚会定在几点？", "晚上六点和大学同学吃饭") == 1  # 同学
     assert terms.shared_topic("晚上吃什么", "周四晚上有吉他课") == 0  # only 晚上
+    assert terms.shared_topic("明早六点半叫我起床", "周日晚上六点和同学吃饭") == 0  # a clock time
     assert terms.shared_topic("林芳几点下班", "林芳在医院上班", ["林芳"]) == 0  # only the name
