@@ -62,6 +62,9 @@ Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
 LEXICAL_TERMS_ANCHORED = 1
+# an unanchored question asks about one thing: the closest memory sharing its topic word is
+# taken, not every one (on LoCoMo's long transcripts every word is in many lines)
+TOPIC_HITS = 1
 SAFETY_SCAN = 20  # the lookup reads this many of the person's constraints (check_safety's cap)
 
 
@@ -222,12 +225,13 @@ class ReadPath:
 
     def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
         places: list[str] | None = None  # read only when a hit needs them
-        accepted = []
-        for hit in hits:
+        accepted, by_topic = [], 0
+        for hit in hits:  # best first
             verdict = self._accept(question, anchored, hit)
-            if verdict is None:
+            if verdict is None and by_topic < TOPIC_HITS:
                 places = places_in(question) if places is None else places
                 verdict = self._shares_topic(question, hit, places, self.settings.topic_terms)
+                by_topic += verdict
             if verdict:
                 accepted.append(hit)
         return accepted
