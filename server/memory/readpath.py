@@ -4,7 +4,10 @@
 2. Round 1 (one batch): direct vector hits above ``threshold``; the best BM25 matches of the
    question's words (``lexical_limit``: a name, a rare word the question shares with a memory)
    whose cosine reaches ``lexical_threshold`` and that share two content terms with the
-   question (one if it is anchored in the household: ``memory.terms``); plus, when the
+   question (one if it is anchored in the household: ``memory.terms``). A question with no
+   anchor word (我, a relation, a name) takes a direct hit below ``strict_threshold`` only when
+   it shares a topic word with it (``topic_terms``; not a when-word, name or place), the
+   closest one only; plus, when the
    question names a relation (女儿, 老婆, 家里人 → all), memories about that relation
    (``entity_limit``, ``relation_threshold``). Names in lexical hits do not start round 2's
    name search (only what the question itself names links, below). When the request touches a
