@@ -18,8 +18,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from bench.e2e.judge import json_objects
 from memory.schema import Memory
 from providers.llm import JsonLLM, openai_client
 
@@ -61,15 +60,10 @@ def memory_lines(memories: list[Memory]) -> str:
 
 def parse_verdict(reply: str) -> bool | None:
     """The judge's reply → True (CORRECT), False (WRONG) or None (unreadable)."""
-    for candidate in [reply, *re.findall(r"\{.*?\}", reply, flags=re.S)]:
-        try:
-            obj = orjson.loads(candidate)
-        except orjson.JSONDecodeError:
-            continue
-        if isinstance(obj, dict):
-            verdict = str(obj.get("verdict", "")).strip().upper()
-            if verdict in ("CORRECT", "WRONG"):
-                return verdict == "CORRECT"
+    for obj in json_objects(reply):
+        verdict = str(obj.get("verdict", "")).strip().upper()
+        if verdict in ("CORRECT", "WRONG"):
+            return verdict == "CORRECT"
     words = set(re.findall(r"[A-Z]+", reply.upper()))
     if ("CORRECT" in words) != ("WRONG" in words):
         return "CORRECT" in words

@@ -55,19 +55,27 @@ _PASS_WORDS = ("pass", "通过", "合格", "正确")
 _FAIL_WORDS = ("fail", "不通过", "不合格", "错误")
 
 
-def parse_verdict(reply: str) -> Judgement:
-    """The judge's reply → a verdict. JSON first (anywhere in the text), then a lone keyword."""
-    text = reply.strip()
+def json_objects(text: str) -> list[dict[str, object]]:
+    """The JSON objects in a judge's reply: the whole text, then each ``{…}`` inside it."""
+    found = []
     for candidate in [text, *re.findall(r"\{.*?\}", text, flags=re.S)]:
         try:
             obj = orjson.loads(candidate)
         except orjson.JSONDecodeError:
             continue
         if isinstance(obj, dict):
-            verdict = str(obj.get("verdict", "")).strip().lower()
-            reason = str(obj.get("reason", ""))[:300]
-            if verdict in ("pass", "fail"):
-                return Judgement(verdict, reason)  # type: ignore[arg-type]
+            found.append(obj)
+    return found
+
+
+def parse_verdict(reply: str) -> Judgement:
+    """The judge's reply → a verdict. JSON first (anywhere in the text), then a lone keyword."""
+    text = reply.strip()
+    for obj in json_objects(text):
+        verdict = str(obj.get("verdict", "")).strip().lower()
+        reason = str(obj.get("reason", ""))[:300]
+        if verdict in ("pass", "fail"):
+            return Judgement(verdict, reason)  # type: ignore[arg-type]
     lowered = text.lower()
     fails = [w for w in _FAIL_WORDS if w in lowered]
     rest = lowered
