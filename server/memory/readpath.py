@@ -227,13 +227,12 @@ class ReadPath:
         ]
 
     def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
-        places: list[str] | None = None  # read only when a hit needs them
+        topic = _Topic(question, self.settings.topic_terms)
         accepted, by_topic = [], 0
         for hit in hits:  # best first
             verdict = self._accept(question, anchored, hit)
             if verdict is None and by_topic < TOPIC_HITS:
-                places = places_in(question) if places is None else places
-                verdict = self._shares_topic(question, hit, places, self.settings.topic_terms)
+                verdict = topic.shared_with(hit.memory)
                 by_topic += verdict
             if verdict:
                 accepted.append(hit)
@@ -243,24 +242,13 @@ class ReadPath:
         """A plain similarity cut cannot keep noise turns clean *and* recall what matters: a
         direct hit needs ``strict_threshold``, or ``threshold`` when the question is anchored in
         the household (first person, a relation, or the memory's own subject/name). None: an
-        unanchored question below ``strict_threshold``, decided by ``_shares_topic``."""
+        unanchored question below ``strict_threshold``, decided by ``_Topic``."""
         if hit.score >= self.settings.strict_threshold:
             return True
         memory = hit.memory
         if anchored or entities.mentions(question, memory.subject, memory.entities):
             return True
         return None
-
-    @staticmethod
-    def _shares_topic(question: str, hit: Hit, places: list[str], needed: int) -> bool:
-        """A question without an anchor word still asks about the household when it shares what
-        the memory is about — a word that is not a when-word, a name or a place (「搬家搬到哪
-        了？」 and 「…从西湖区搬到了滨江区」 share 搬到; 「杭州有多少人口？」 shares only the
-        city with 「我们家住在杭州」) — and is not weather talk."""
-        if not needed or terms.WEATHER.search(question):
-            return False
-        names = [*hit.memory.entities, *places]
-        return terms.shared_topic(question, hit.memory.text, names) >= needed
 
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
         """PromptContributor for device turns: recall, log what was injected, return the block."""
@@ -279,6 +267,28 @@ class ReadPath:
         context.trace.memory = recall.as_json()
         context.trace.grounds = recall.grounds
         return recall.block or None
+
+
+class _Topic:
+    """Whether an unanchored question shares what a memory is about: a topic word that is not a
+    when-word, a name or a place (「搬家搬到哪了？」 and 「…从西湖区搬到了滨江区」 share 搬到;
+    「杭州有多少人口？」 shares only the city with 「我们家住在杭州」), and never weather talk.
+    The question's place names (jieba) are read only when a word in common is found."""
+
+    def __init__(self, question: str, needed: int) -> None:
+        self.question = question
+        self.needed = 0 if terms.WEATHER.search(question) else needed
+        self._places: list[str] | None = None
+
+    def shared_with(self, memory: Memory) -> bool:
+        if not self.needed:
+            return False
+        if terms.shared_topic(self.question, memory.text, memory.entities) < self.needed:
+            return False
+        if self._places is None:
+            self._places = places_in(self.question)
+        names = [*memory.entities, *self._places]
+        return terms.shared_topic(self.question, memory.text, names) >= self.needed
 
 
 def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) -> Grounds | None:
