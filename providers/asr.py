@@ -13,6 +13,7 @@ import asyncio
 import io
 import re
 import wave
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -34,6 +35,7 @@ log = structlog.get_logger(__name__)
 ASR_SAMPLE_RATE = 16000
 HOPELESS_LOGPROB = -2.5
 PROMPT_TOKENS = 223  # whisper's limit on previous text: half its 448-token context
+PROMPTS_KEPT = 64  # tokenised prompts kept (one per household's names)
 WHISPER_FRAMES = 3000  # 30 s of 10 ms mel frames: whisper's native window
 # A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
 _LOOP = re.compile(r"(.{1,8}?)\1{5,}")
@@ -44,7 +46,15 @@ _T2S = OpenCC("t2s")
 class SpeechToText(Protocol):
     name: str
 
-    async def transcribe(self, pcm: bytes, sample_rate: int) -> str: ...
+    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
+        """``names``: names the speaker's household uses (server.memory.household), a hint."""
+        ...
+
+
+def prompt_text(prompt: str, names: Sequence[str]) -> str:
+    """What the recogniser reads as "previous text": ``asr.prompt``, then the household's
+    names (last: whisper keeps the end of a long prompt)."""
+    return " ".join(part for part in (prompt.strip(), "、".join(names)) if part)
 
 
 def clean_transcript(text: str, *, simplified: bool) -> str:
@@ -74,7 +84,7 @@ class WhisperASR:
         self._model_dir = model_dir
         self._model: WhisperModel | None = None
         self._tokenizer: Any = None
-        self._prompt_tokens: list[int] | None = None
+        self._prompts: dict[str, list[int]] = {}  # prompt text → its tokens
         self._pool = ThreadPoolExecutor(1, "asr")
 
     def _load(self) -> WhisperModel:
@@ -95,18 +105,18 @@ class WhisperASR:
         """Load the model now (0.6 s) rather than on the first spoken turn."""
         await asyncio.get_running_loop().run_in_executor(self._pool, self._load)
 
-    def transcribe_sync(self, pcm: bytes, sample_rate: int) -> str:
+    def transcribe_sync(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         if sample_rate != ASR_SAMPLE_RATE:
             raise PermanentProviderError(self.name, f"expected 16 kHz PCM, got {sample_rate} Hz")
         audio = np.frombuffer(pcm, dtype="<i2").astype(np.float32) / 32768.0
         if audio.size < ASR_SAMPLE_RATE // 10:
             return ""
         try:
-            return self._decode(audio)
+            return self._decode(audio, prompt_text(self._settings.prompt, names))
         except (RuntimeError, ValueError, OSError) as exc:
             raise PermanentProviderError(self.name, str(exc)) from exc
 
-    def _decode(self, audio: np.ndarray[Any, np.dtype[np.float32]]) -> str:
+    def _decode(self, audio: np.ndarray[Any, np.dtype[np.float32]], previous: str) -> str:
         """One utterance, one window, greedy by default. Whisper pads every input to a 30 s
         window; CTranslate2's encoder also takes shorter ones, and the encoder is most of the
         cost (30 s: 1.2 s, 10 s: 0.2 s on 2 cores) — so the window fits the utterance, never
@@ -126,7 +136,8 @@ class WhisperASR:
             model.hf_tokenizer, True, task="transcribe", language=self._settings.language
         )
         self._tokenizer = tokenizer  # built once: the vocabulary lookups cost on every turn
-        prompt = [*self._context(tokenizer), *tokenizer.sot_sequence, tokenizer.no_timestamps]
+        context = self._context(tokenizer, previous)
+        prompt = [*context, *tokenizer.sot_sequence, tokenizer.no_timestamps]
         budget = token_budget(audio.size / ASR_SAMPLE_RATE)
         [result] = model.model.generate(
             encoded,
@@ -149,19 +160,25 @@ class WhisperASR:
             return ""
         return clean_transcript(tokenizer.decode(tokens), simplified=self._settings.simplified)
 
-    def _context(self, tokenizer: Any) -> list[int]:
-        """``asr.prompt`` as whisper's "previous text" (``<|startofprev|>`` …): it conditions
-        the script and the words it expects. Nothing when the setting is empty."""
-        if not self._settings.prompt.strip():
+    def _context(self, tokenizer: Any, previous: str) -> list[int]:
+        """``previous`` (see ``prompt_text``) as whisper's "previous text" (``<|startofprev|>``
+        …): it conditions the script and the words it expects. Nothing when it is empty."""
+        if not previous:
             return []
-        if self._prompt_tokens is None:
-            words = tokenizer.encode(" " + self._settings.prompt.strip())
-            self._prompt_tokens = [tokenizer.sot_prev, *words[-(PROMPT_TOKENS - 1) :]]
-        return self._prompt_tokens
+        tokens = self._prompts.get(previous)
+        if tokens is None:
+            words = tokenizer.encode(" " + previous)
+            tokens = [tokenizer.sot_prev, *words[-(PROMPT_TOKENS - 1) :]]
+            if len(self._prompts) >= PROMPTS_KEPT:
+                self._prompts.clear()
+            self._prompts[previous] = tokens
+        return tokens
 
-    async def transcribe(self, pcm: bytes, sample_rate: int) -> str:
+    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._pool, self.transcribe_sync, pcm, sample_rate)
+        work = loop.run_in_executor(
+            self._pool, self.transcribe_sync, pcm, sample_rate, tuple(names)
+        )
         try:
             async with asyncio.timeout(self._settings.timeout_s):
                 return await work
@@ -199,15 +216,18 @@ class OpenAITranscriptionASR:
     async def warm(self) -> None:
         return None
 
-    async def transcribe(self, pcm: bytes, sample_rate: int) -> str:
+    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         if len(pcm) < sample_rate // 10 * 2:
             return ""
+        previous = prompt_text(self._settings.prompt, names)
+        extra: dict[str, Any] = {"prompt": previous} if previous else {}
         try:
             text = await self._client.audio.transcriptions.create(
                 model=self._settings.model,
                 file=("utterance.wav", wav_bytes(pcm, sample_rate), "audio/wav"),
                 language=self._settings.language,
                 response_format="text",
+                **extra,
             )
         except (openai.APIConnectionError, openai.APITimeoutError) as exc:
             raise TransientProviderError(self.name, str(exc)) from exc

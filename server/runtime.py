@@ -52,6 +52,7 @@ from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
 from server.http_limits import HeadDeadline
 from server.memory.engine import MemoryEngine, build_memory
+from server.memory.household import HouseholdNames
 from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
@@ -242,6 +243,7 @@ async def device_stack(
             asr=asr or build_asr(settings.asr, settings.resolve(settings.asr.model_dir)),
             vad_pool=VadPool(),
             vad=settings.vad,
+            names=_household_names(settings, memory),
         ),
     )
     authority = authority_for(settings) if settings.auth.enabled else None
@@ -254,6 +256,12 @@ async def device_stack(
         max_sockets_per_device=settings.server.max_sockets_per_device,
     )
     yield server, hook
+
+
+def _household_names(settings: HearthSettings, memory: MemoryEngine | None) -> HouseholdNames | None:
+    if memory is None or not settings.asr.household_names:
+        return None
+    return HouseholdNames(memory.store, settings.asr.household_names)
 
 
 def _vision_tokens(settings: HearthSettings) -> Callable[[DeviceCredentials], str]:

@@ -155,6 +155,8 @@ class DeviceSession:
         self.person = default_person(self.creds.device_id)  # until person_map answers
         self.log = self.log.bind(person=self.person)
         await self._refresh_person()
+        if self.voice is not None:
+            self.voice.names(self.person)  # read the household's names before the first utterance
         self.log.info("session.open", client=self.creds.client_id, version=self.protocol.version)
         try:
             reason = await self._loop()
@@ -283,8 +285,9 @@ class DeviceSession:
         assert self.voice is not None
         async with self._asr_lock:
             started = self.clock()
+            names = self.voice.names(self.person)
             try:
-                text = await self.voice.transcribe(utterance.pcm)
+                text = await self.voice.transcribe(utterance.pcm, names)
             except ProviderError as exc:
                 metrics.PROVIDER_ERRORS.labels(provider="asr").inc()
                 metrics.UTTERANCES.labels(outcome="asr_failed").inc()
@@ -304,6 +307,7 @@ class DeviceSession:
                 voiced_ms=utterance.voiced_ms,
                 asr_ms=round(elapsed * 1000),
                 end=utterance.reason.value,
+                names=len(names),  # how many of the household's names were the hint
             )
             if not text:
                 metrics.UTTERANCES.labels(outcome="empty").inc()

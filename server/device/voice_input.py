@@ -12,12 +12,14 @@ import asyncio
 from dataclasses import dataclass
 
 from config.settings import VadSettings
+from memory.schema import PersonId
 from providers.asr import ASR_SAMPLE_RATE, SpeechToText
 from providers.errors import ProviderError
 from providers.opus import OpusDecoder
 from providers.vad import StreamingVad, VadPool
 from server import metrics
 from server.device.listening import Listener, ListenerEvent
+from server.memory.household import HouseholdNames
 from server.protocol.messages import ListenMode
 
 MAX_FRAME_MS = 120  # the longest Opus frame; the decoder returns what the packet holds
@@ -28,6 +30,7 @@ class VoiceServices:
     asr: SpeechToText
     vad_pool: VadPool
     vad: VadSettings
+    names: HouseholdNames | None = None  # the household's names as the recogniser's hint
 
 
 class UndecodableAudio(Exception):
@@ -74,8 +77,13 @@ class VoiceInput:
             self.services.vad_pool.release(self._vad)
             self._vad = None
 
-    async def transcribe(self, pcm: bytes) -> str:
-        return await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE)
+    def names(self, person: PersonId) -> tuple[str, ...]:
+        """The names of the person's household known now (read in the background)."""
+        household = self.services.names
+        return household.known(person) if household is not None else ()
+
+    async def transcribe(self, pcm: bytes, names: tuple[str, ...] = ()) -> str:
+        return await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE, names)
 
     @staticmethod
     def count_dropped(reason: str) -> None:

@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from bench.speech import character_error_rate, recorded_samples
 from config.settings import AsrSettings, load_settings
-from providers.asr import OpenAITranscriptionASR, WhisperASR, clean_transcript
+from providers.asr import OpenAITranscriptionASR, WhisperASR, clean_transcript, prompt_text
 from providers.errors import PermanentProviderError, TransientProviderError
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
@@ -82,6 +82,10 @@ async def test_openai_provider_uploads_a_wav_and_cleans_the_text(
     with wave.open(io.BytesIO(body[wav_start : wav_start + 44 + len(pcm)])) as wav:
         assert (wav.getframerate(), wav.getnchannels(), wav.getsampwidth()) == (16000, 1, 2)
         assert wav.readframes(wav.getnframes()) == pcm
+    assert b'name="prompt"' not in body  # no prompt configured, no names: none sent
+    await asr.transcribe(pcm, 16000, ("小橙子", "年糕"))
+    assert b'name="prompt"' in scripted_llm.uploads[-1]
+    assert "小橙子、年糕".encode() in scripted_llm.uploads[-1]
 
 
 async def test_openai_provider_classifies_failures(scripted_llm: ScriptedLLM) -> None:
@@ -109,5 +113,18 @@ def test_a_prompt_conditions_the_words_whisper_expects() -> None:
     )
     assert "周杰伦" in primed.transcribe_sync(sample.pcm, 16000)
     tokenizer = primed._tokenizer
-    context = primed._context(tokenizer)
+    context = primed._context(tokenizer, prompt_text("周杰伦", ()))
     assert context[0] == tokenizer.sot_prev and tokenizer.decode(context[1:]).strip() == "周杰伦"
+
+
+def test_the_households_names_reach_whisper_as_the_prompt_would() -> None:
+    """The names a session passes (server.memory.household) make the same previous text as
+    ``asr.prompt`` holding them — the bench's names-as-prompt run measures this path — and
+    come after the configured prompt, the end whisper keeps."""
+    settings = load_settings()
+    sample = next(s for s in recorded_samples() if s.name == "16k_play_music.wav")
+    whisper = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
+    assert "周杰伦" in whisper.transcribe_sync(sample.pcm, 16000, ("王小明", "周杰伦"))
+    assert prompt_text("", ("王小明", "周杰伦")) == "王小明、周杰伦"
+    assert prompt_text(" 家里的事。", ("年糕",)) == "家里的事。 年糕"
+    assert prompt_text("", ()) == ""

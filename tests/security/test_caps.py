@@ -5,6 +5,7 @@ transcript kept (real WebSocket on loopback, scripted LLM)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 import time
 from pathlib import Path
 from typing import Any
@@ -90,7 +91,7 @@ class BlockingASR:
         self.release = asyncio.Event()
         self.calls = 0
 
-    async def transcribe(self, pcm: bytes, sample_rate: int) -> str:
+    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         self.calls += 1
         await self.release.wait()
         return ""

@@ -4,6 +4,7 @@ VAD → faster-whisper → ``stt`` → scripted LLM → espeak TTS → Opus back
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -294,7 +295,7 @@ class FailingASR:
     def __init__(self) -> None:
         self.calls = 0
 
-    async def transcribe(self, pcm: bytes, sample_rate: int) -> str:
+    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         self.calls += 1
         raise TransientProviderError(self.name, "engine crashed")
 

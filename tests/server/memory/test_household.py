@@ -1,0 +1,117 @@
+"""The household's names as the recogniser's hint: read from the person's own memories in the
+background, per person, refreshed; a dead store costs the hint only."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from redis.asyncio import Redis
+from structlog.testing import capture_logs
+
+from bench.speech import recorded_samples
+from config.settings import load_settings
+from memory.importer import import_file
+from memory.schema import Memory, PersonId
+from memory.store import EdgeMemoryStore
+from providers.embedder import UseEmbedder
+from server.memory.engine import MemoryEngine
+from server.memory.household import REFRESH_S, HouseholdNames, ranked_names
+from server.memory.readpath import ReadPath
+from server.persons import default_person
+from tests.conftest import start_hearth
+from tests.memory.conftest import FIXTURES, LI, ZHANG
+from tests.support.scripted_llm import Reply, ScriptedLLM
+from tests.support.waiting import wait_until
+
+
+def test_names_are_the_households_not_relations_or_the_speaker_self() -> None:
+    memories = [
+        Memory("女儿叫小橙子，今年五岁", ZHANG, subject="女儿", entities=("女儿", "小橙子"),
+               speaker="张伟"),
+        Memory("小橙子对花生过敏", ZHANG, subject="小橙子", entities=("小橙子",)),
+        Memory("我家猫叫年糕", ZHANG, subject="猫", entities=("猫", "年糕")),
+        Memory("我对猫毛过敏", ZHANG, subject="我", entities=("猫",)),
+        Memory("我妈每天吃降压药", ZHANG, subject="我妈", entities=("妈妈",), speaker="device-7"),
+    ]  # fmt: skip
+    assert ranked_names(memories, 12) == ["小橙子", "张伟", "年糕"]
+    assert ranked_names(memories, 1) == ["小橙子"]  # the name most memories are about
+
+
+async def test_names_are_read_in_the_background_per_person(
+    store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    now = [0.0]
+    names = HouseholdNames(store, 12, clock=lambda: now[0])
+    assert names.known(ZHANG) == ()  # nothing read yet: never waits
+    await wait_until(lambda: names.known(ZHANG) != ())
+    zhang = names.known(ZHANG)
+    assert "小橙子" in zhang and "张伟" in zhang
+    assert not {"女儿", "老婆", "妈妈", "我"} & set(zhang)
+    await wait_until(lambda: names.known(LI) != ())
+    assert "豆豆" in names.known(LI) and "小橙子" not in names.known(LI)  # never across persons
+    # a name learned later reaches the recogniser once the entry is stale
+    import_file(FIXTURES / "household_li.jsonl", ZHANG, embedder, store)
+    assert "豆豆" not in names.known(ZHANG)
+    now[0] += REFRESH_S
+    names.known(ZHANG)
+    await wait_until(lambda: "豆豆" in names.known(ZHANG))
+
+
+class DeadStore:
+    remote = False
+
+    def newest(self, *args: Any) -> list[Memory]:
+        raise ConnectionError("store down")
+
+
+async def test_a_dead_store_costs_the_hint_only() -> None:
+    names = HouseholdNames(DeadStore(), 12)  # type: ignore[arg-type]
+    with capture_logs() as logs:
+        assert names.known(ZHANG) == ()
+        await wait_until(lambda: any(e["event"] == "asr.names_unavailable" for e in logs))
+        assert names.known(ZHANG) == ()  # no retry storm: the failure is kept for a while
+    assert [e["error"] for e in logs if e["event"] == "asr.names_unavailable"] == ["store down"]
+
+
+class RecordingASR:
+    name = "recording"
+
+    def __init__(self) -> None:
+        self.names: list[tuple[str, ...]] = []
+
+    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
+        self.names.append(tuple(names))
+        return "小橙子能吃花生酱吗"
+
+
+async def test_a_spoken_turn_gives_the_recogniser_its_households_names(
+    tmp_path: Path, redis: Redis, redis_url: str, scripted_llm: ScriptedLLM, embedder: UseEmbedder
+) -> None:
+    mac = "aa:bb:cc:00:00:31"
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    person = default_person(mac)
+    import_file(FIXTURES / "household_zhang.jsonl", person, embedder, store)
+    import_file(FIXTURES / "household_li.jsonl", PersonId("someone-else"), embedder, store)
+    engine = MemoryEngine(embedder, store, ReadPath(embedder, store, load_settings().memory))
+    asr = RecordingASR()
+    scripted_llm.responder = lambda req: Reply("小橙子对花生过敏，不能吃。")
+    speech = next(s for s in recorded_samples() if s.name == "test_16k.wav")
+    try:
+        async with start_hearth(
+            tmp_path, redis_url, scripted_llm.base_url, scripted_llm, memory=engine, asr=asr
+        ) as hearth:
+            device = hearth.device(mac)
+            await device.connect()
+            household = hearth.server.services.voice.names  # type: ignore[union-attr]
+            assert household is not None
+            await wait_until(lambda: bool(household.known(person)))
+            turn = await device.speak(speech.pcm)
+            await device.close()
+    finally:
+        store.close()
+    assert turn.stt == "小橙子能吃花生酱吗"
+    [heard] = asr.names
+    assert "小橙子" in heard and "豆豆" not in heard
+
