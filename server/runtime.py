@@ -258,7 +258,9 @@ async def device_stack(
     yield server, hook
 
 
-def _household_names(settings: HearthSettings, memory: MemoryEngine | None) -> HouseholdNames | None:
+def _household_names(
+    settings: HearthSettings, memory: MemoryEngine | None
+) -> HouseholdNames | None:
     if memory is None or not settings.asr.household_names:
         return None
     return HouseholdNames(memory.store, settings.asr.household_names)

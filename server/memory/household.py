@@ -19,8 +19,7 @@ from collections.abc import Callable, Iterable
 import structlog
 
 from memory import entities
-from memory.schema import PersonId
-from memory.schema import Memory
+from memory.schema import Memory, PersonId
 from memory.store import MemoryStore, Search, store_call
 
 log = structlog.get_logger(__name__)

@@ -5,8 +5,8 @@ transcript kept (real WebSocket on loopback, scripted LLM)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 

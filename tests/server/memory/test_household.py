@@ -114,4 +114,3 @@ async def test_a_spoken_turn_gives_the_recogniser_its_households_names(
     assert turn.stt == "小橙子能吃花生酱吗"
     [heard] = asr.names
     assert "小橙子" in heard and "豆豆" not in heard
-
