@@ -653,8 +653,12 @@ def _placed(
     """The plan with a rule's decision for ``fact`` in it (``written`` kept in step)."""
     target = decision.target
     earlier = next((n for n, (op, _) in enumerate(written) if target and op.id == target.key), None)
-    if earlier is not None:  # a fact of this same session corrected or retracted
+    if earlier is not None:  # a fact of this same session restated, corrected or retracted
         op, _ = written[earlier]
+        if (
+            decision.event == "NONE"
+        ):  # said again (「我女儿叫小橙子」 after 「…叫小橙子，她对花生过敏」)
+            return [*plan, PlannedOp("NONE", fact, op.id, point)]
         kept = [p for p in plan if p.id != op.id]
         if decision.event == "UPDATE":
             replaced = replace(op, text=fact)

@@ -206,6 +206,16 @@ async def test_a_rerun_stores_nothing_twice_and_calls_no_llm(rig: WriteRig) -> N
     assert rig.script.calls == ["extract", "tag"]
 
 
+async def test_a_fact_restated_in_the_same_session_keeps_the_first(rig: WriteRig) -> None:
+    """The local model extracted both from one sentence; the restatement rule says the second
+    adds nothing — it must not take the first with it (it once did: nothing was stored)."""
+    rig.script.facts = {"小橙子": ["我女儿叫小橙子，她对花生过敏", "我女儿叫小橙子"]}
+    rig.script.tags = {"我女儿叫小橙子，她对花生过敏": ("safety", "volume", None, "女儿")}
+    await rig.enqueue(session("s-restated", "记住，我女儿叫小橙子，她对花生过敏。"))
+    await rig.run_worker()
+    assert rig.texts() == ["我女儿叫小橙子，她对花生过敏"]
+
+
 async def test_meaning_already_stored_is_dropped(rig: WriteRig) -> None:
     stored = Memory(text="女儿叫小橙子", person=ZHANG, source="device")
     rig.memory.store.upsert([stored], rig.memory.embedder.embed([stored.text]))
