@@ -156,7 +156,7 @@ class DeviceSession:
         self.log = self.log.bind(person=self.person)
         await self._refresh_person()
         if self.voice is not None:
-            self.voice.names(self.person)  # read the household's names before the first utterance
+            self.voice.refresh_names(self.person)  # names the last session taught, before it speaks
         self.log.info("session.open", client=self.creds.client_id, version=self.protocol.version)
         try:
             reason = await self._loop()

@@ -82,6 +82,11 @@ class VoiceInput:
         household = self.services.names
         return household.known(person) if household is not None else ()
 
+    def refresh_names(self, person: PersonId) -> None:
+        """A session opens: read the household's names again (in the background)."""
+        if self.services.names is not None:
+            self.services.names.refresh(person)
+
     async def transcribe(self, pcm: bytes, names: tuple[str, ...] = ()) -> str:
         return await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE, names)
 

@@ -4,9 +4,9 @@ Whisper hears a name it has never seen as the nearest common words (「小橙子
 「周杰伦」 → 「周结轮」); given the name in its "previous text" it writes it right. The names
 come from the person's own memories — the names they introduce (「女儿叫小橙子」), their
 subjects and entities, the registered speakers who said them — read from the store in the
-background and kept per person for ``REFRESH_S``: an utterance never waits on this, a name
-learned in a session reaches the recogniser within minutes, and a store that is down costs the
-recogniser its hint, nothing else (logged).
+background when a session opens and again when they are ``REFRESH_S`` old: an utterance never
+waits on this, a name the write path learned from one session is heard in the next, and a store
+that is down costs the recogniser its hint, nothing else (logged).
 """
 
 from __future__ import annotations
@@ -58,14 +58,20 @@ class HouseholdNames:
         """The person's names as last read (none yet: ``()``); a stale or missing entry starts
         a read in the background."""
         entry = self._known.get(person)
-        if (entry is None or self._clock() >= entry[0]) and person not in self._reading:
+        if entry is None or self._clock() >= entry[0]:
+            self.refresh(person)
+        return entry[1] if entry is not None else ()
+
+    def refresh(self, person: PersonId) -> None:
+        """Read the person's names again in the background (a session opens), unless a read
+        is already under way."""
+        if person not in self._reading:
             task = asyncio.create_task(self.read(person))
             self._reading[person] = task
             task.add_done_callback(lambda _: self._reading.pop(person, None))
-        return entry[1] if entry is not None else ()
 
     async def read(self, person: PersonId) -> None:
-        """Read the person's names now (``known`` calls it when they are stale)."""
+        """Read the person's names now."""
         previous = self._known.get(person, (0.0, ()))[1]
         try:
             memories = await store_call(
