@@ -40,6 +40,7 @@ WHISPER_FRAMES = 3000  # 30 s of 10 ms mel frames: whisper's native window
 # A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
 _LOOP = re.compile(r"(.{1,8}?)\1{5,}")
 _SEPARATOR = re.compile(r"([,，、.。])\s+")
+_PUNCTUATION = re.compile(r"[\s,，、.。!！?？;；:：]+")
 _T2S = OpenCC("t2s")
 
 
@@ -65,6 +66,18 @@ def clean_transcript(text: str, *, simplified: bool) -> str:
     if simplified:
         text = _T2S.convert(text)
     return " ".join(text.split())
+
+
+def echoes_names(text: str, names: Sequence[str]) -> bool:
+    """On unclear audio whisper may "hear" its previous text: the household's names, listed
+    (「今天晚饭吃饺子吧」 in a robotic voice came back as 「小橙子、王小明、李娜…」). True when
+    names occur at least twice and make up half of what was heard."""
+    heard = _PUNCTUATION.sub("", text)
+    rest, found = heard, 0
+    for name in sorted(names, key=len, reverse=True):
+        found += rest.count(name)
+        rest = rest.replace(name, "")
+    return found >= 2 and len(rest) * 2 <= len(heard)
 
 
 def token_budget(seconds: float) -> int:
@@ -112,7 +125,11 @@ class WhisperASR:
         if audio.size < ASR_SAMPLE_RATE // 10:
             return ""
         try:
-            return self._decode(audio, prompt_text(self._settings.prompt, names))
+            heard = self._decode(audio, prompt_text(self._settings.prompt, names))
+            if names and echoes_names(heard, names):  # the hint, not the speech: without it
+                log.info("asr.names_echoed", heard=heard)
+                heard = self._decode(audio, prompt_text(self._settings.prompt, ()))
+            return heard
         except (RuntimeError, ValueError, OSError) as exc:
             raise PermanentProviderError(self.name, str(exc)) from exc
 
@@ -219,12 +236,19 @@ class OpenAITranscriptionASR:
     async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         if len(pcm) < sample_rate // 10 * 2:
             return ""
-        previous = prompt_text(self._settings.prompt, names)
+        wav = wav_bytes(pcm, sample_rate)
+        heard = await self._request(wav, prompt_text(self._settings.prompt, names))
+        if names and echoes_names(heard, names):  # the hint, not the speech: without it
+            log.info("asr.names_echoed", heard=heard)
+            heard = await self._request(wav, prompt_text(self._settings.prompt, ()))
+        return heard
+
+    async def _request(self, wav: bytes, previous: str) -> str:
         extra: dict[str, Any] = {"prompt": previous} if previous else {}
         try:
             text = await self._client.audio.transcriptions.create(
                 model=self._settings.model,
-                file=("utterance.wav", wav_bytes(pcm, sample_rate), "audio/wav"),
+                file=("utterance.wav", wav, "audio/wav"),
                 language=self._settings.language,
                 response_format="text",
                 **extra,

@@ -12,7 +12,13 @@ from pydantic import SecretStr
 
 from bench.speech import character_error_rate, recorded_samples
 from config.settings import AsrSettings, load_settings
-from providers.asr import OpenAITranscriptionASR, WhisperASR, clean_transcript, prompt_text
+from providers.asr import (
+    OpenAITranscriptionASR,
+    WhisperASR,
+    clean_transcript,
+    echoes_names,
+    prompt_text,
+)
 from providers.errors import PermanentProviderError, TransientProviderError
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
@@ -86,6 +92,20 @@ async def test_openai_provider_uploads_a_wav_and_cleans_the_text(
     await asr.transcribe(pcm, 16000, ("小橙子", "年糕"))
     assert b'name="prompt"' in scripted_llm.uploads[-1]
     assert "小橙子、年糕".encode() in scripted_llm.uploads[-1]
+    # a reply that is the hint read back: asked again without it
+    replies = iter([Reply("小橙子、年糕"), Reply("今天晚饭吃饺子吧")])
+    scripted_llm.transcriber = lambda body: next(replies)
+    assert await asr.transcribe(pcm, 16000, ("小橙子", "年糕")) == "今天晚饭吃饺子吧"
+    assert b'name="prompt"' not in scripted_llm.uploads[-1]
+
+
+def test_the_names_read_back_are_told_from_speech_that_names_them() -> None:
+    names = ("小橙子", "王小明", "李娜", "年糕")
+    assert echoes_names("小橙子、王小明、李娜、年糕", names)
+    assert echoes_names("小明、豚子、王小明、豚子、王小明、豚子、王小明", names)
+    assert not echoes_names("小橙子今天想吃年糕，行不行", names)  # two names, mostly speech
+    assert not echoes_names("我女儿叫小橙子今年六岁", names)
+    assert not echoes_names("今天晚饭吃饺子吧", names)
 
 
 async def test_openai_provider_classifies_failures(scripted_llm: ScriptedLLM) -> None:
