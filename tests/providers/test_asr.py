@@ -67,6 +67,12 @@ def test_cleaning_cuts_decoding_loops_and_converts_to_simplified() -> None:
     assert clean_transcript("天" * 60, simplified=False) == "天"
     assert clean_transcript("我天天吃药，谢谢谢谢", simplified=False) == "我天天吃药，谢谢谢谢"
     assert clean_transcript("  明天  早上 ", simplified=True) == "明天 早上"
+    assert (
+        clean_transcript("奶奶最爱吃红烧肉奶奶最爱吃红烧肉", simplified=True) == "奶奶最爱吃红烧肉"
+    )
+    assert clean_transcript("女儿对芒果过敏，女儿对芒果过敏。", simplified=True) == "女儿对芒果过敏"
+    assert clean_transcript("好的好的", simplified=True) == "好的好的"  # said twice on purpose
+    assert clean_transcript("我说的是今天不是明天", simplified=True) == "我说的是今天不是明天"
 
 
 def _openai_settings(base_url: str) -> AsrSettings:
