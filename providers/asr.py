@@ -83,6 +83,14 @@ def echoes_names(text: str, names: Sequence[str]) -> bool:
     return found >= 2 and len(rest) * 2 <= len(heard)
 
 
+def read_back(heard: str, names: Sequence[str]) -> bool:
+    """``echoes_names``, logged: both providers then ask again without the names."""
+    if names and echoes_names(heard, names):
+        log.info("asr.names_echoed", heard=heard)
+        return True
+    return False
+
+
 def token_budget(seconds: float) -> int:
     """Generous for speech (Mandarin is ~4-6 characters a second, ~1.3 tokens each) yet small
     enough that a decoding loop ends in well under a second."""
@@ -129,8 +137,7 @@ class WhisperASR:
             return ""
         try:
             heard = self._decode(audio, prompt_text(self._settings.prompt, names))
-            if names and echoes_names(heard, names):  # the hint, not the speech: without it
-                log.info("asr.names_echoed", heard=heard)
+            if read_back(heard, names):  # the hint, not the speech: again without it
                 heard = self._decode(audio, prompt_text(self._settings.prompt, ()))
             return heard
         except (RuntimeError, ValueError, OSError) as exc:
@@ -241,8 +248,7 @@ class OpenAITranscriptionASR:
             return ""
         wav = wav_bytes(pcm, sample_rate)
         heard = await self._request(wav, prompt_text(self._settings.prompt, names))
-        if names and echoes_names(heard, names):  # the hint, not the speech: without it
-            log.info("asr.names_echoed", heard=heard)
+        if read_back(heard, names):  # the hint, not the speech: again without it
             heard = await self._request(wav, prompt_text(self._settings.prompt, ()))
         return heard
 
