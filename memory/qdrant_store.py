@@ -26,6 +26,7 @@ from memory.store import (
     Hit,
     Page,
     Search,
+    backfill_patches,
     cue_points,
     hits_of,
     lexical_hits,
@@ -72,24 +73,21 @@ class QdrantMemoryStore:
         if schema.TEXT not in indexed:
             client.create_payload_index(collection, schema.TEXT, _TEXT_INDEX)
         self.lexical = True  # until the client says it cannot rank by BM25 (local mode)
-        if not fresh and schema.PERSON_ENTITIES not in indexed:
-            self._backfill_person_entities()
+        if not fresh and any(key not in indexed for key in schema.DERIVED_FIELDS):
+            self._backfill_derived()
 
-    def _backfill_person_entities(self) -> None:
-        """Collections written before PERSON_ENTITIES existed: derive it once for every point."""
-        missing = models.Filter(
-            must=[
-                models.IsEmptyCondition(is_empty=models.PayloadField(key=schema.PERSON_ENTITIES))
-            ],
-            must_not=[models.IsEmptyCondition(is_empty=models.PayloadField(key=schema.ENTITIES))],
-        )
+    def _backfill_derived(self) -> None:
+        """Collections written before a derived field existed (``schema.DERIVED_FIELDS``):
+        derive them once for every memory."""
+        offset = None
         while True:
-            records, _ = self.client.scroll(self.collection, missing, limit=512, with_payload=True)
-            if not records:
+            records, offset = self.client.scroll(
+                self.collection, limit=512, offset=offset, with_payload=True
+            )
+            for point_id, patch in backfill_patches(records):
+                self.client.set_payload(self.collection, patch, points=[point_id])
+            if offset is None:
                 return
-            for memory in memories_of(records):
-                payload = schema.derived(memory.person, {schema.ENTITIES: list(memory.entities)})
-                self.client.set_payload(self.collection, payload, points=[memory.key])
 
     @classmethod
     def from_settings(cls, settings: HearthSettings, dim: int) -> QdrantMemoryStore:
@@ -138,6 +136,9 @@ class QdrantMemoryStore:
             must.append(
                 models.FieldCondition(key=schema.PERSON_ENTITIES, match=models.MatchAny(any=keys))
             )
+        if search is not None and search.slots:
+            slots = list(search.slots)
+            must.append(models.FieldCondition(key=schema.SLOTS, match=models.MatchAny(any=slots)))
         return models.Filter(must=must, must_not=must_not or None)
 
     def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:

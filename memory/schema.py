@@ -13,6 +13,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, NewType, TypeVar
 
+from memory import slot_kinds
+
 PersonId = NewType("PersonId", str)
 MemoryId = NewType("MemoryId", str)
 E = TypeVar("E", bound=enum.StrEnum)
@@ -40,8 +42,11 @@ class Decay(enum.StrEnum):
 # see ``derived``): the relation and name rounds filter on it, so the engine starts from this
 # person's few memories about those names instead of every person's (measured at 10×10,000:
 # 1.4–2.0 ms → ~0.3 ms per round).
+# SLOTS is derived from TEXT the same way: the kinds of fact the text states (where someone
+# lives, works, studies, a name, an age: ``memory.slot_kinds``), so a question asking for one
+# (「我是做什么工作的？」) finds the memories of that kind whatever their words.
 # Payload keys (the schema). Indexed: PERSON (tenant), CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE,
-# PERSON_ENTITIES, EXPIRES_AT, CREATED_AT.
+# PERSON_ENTITIES, SLOTS, EXPIRES_AT, CREATED_AT.
 TEXT = "text"
 PERSON = "person"
 SPEAKER = "speaker"
@@ -59,6 +64,7 @@ ORIGIN = "origin"  # session id a memory was extracted from (``POST /expand``)
 PHOTO = "photo"  # an image memory's photo: {"question", "answer", "file", "content_type", ...}
 CAMERA = "camera"  # the SOURCE of image memories (photos a camera board sent)
 PERSON_ENTITIES = "person_entities"
+SLOTS = "slots"
 # "When it matters" cues (README "Cues"): extra points that point at one memory — short
 # situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
 # 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no
@@ -67,7 +73,8 @@ PERSON_ENTITIES = "person_entities"
 CUE = "cue"  # the cue's words
 CUE_OF = "cue_of"  # the memory it points at (indexed: a memory's cues go with it)
 CUE_FOR = "cue_for"  # the memory text it was made for: a cue of an older text is ignored
-KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES, CUE_OF)
+KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES, SLOTS, CUE_OF)
+DERIVED_FIELDS = (PERSON_ENTITIES, SLOTS)  # what ``derived`` adds (older stores: backfilled)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
 
 
@@ -92,12 +99,14 @@ def cue_payload(person: PersonId, memory: MemoryId, text: str, cue: str) -> dict
 
 
 def derived(person: PersonId, payload: dict[str, Any]) -> dict[str, Any]:
-    """``payload`` plus the fields derived from it (PERSON_ENTITIES when ENTITIES is set): every
-    write of ENTITIES goes through here."""
-    if ENTITIES not in payload:
-        return payload
-    keys = [person_entity(person, str(e)) for e in payload[ENTITIES] or ()]
-    return {**payload, PERSON_ENTITIES: keys}
+    """``payload`` plus the fields derived from it (PERSON_ENTITIES when ENTITIES is set, SLOTS
+    when TEXT is): every write of ENTITIES or TEXT goes through here."""
+    extra: dict[str, Any] = {}
+    if ENTITIES in payload:
+        extra[PERSON_ENTITIES] = [person_entity(person, str(e)) for e in payload[ENTITIES] or ()]
+    if TEXT in payload:
+        extra[SLOTS] = slot_kinds.kinds_of(str(payload[TEXT]))
+    return {**payload, **extra} if extra else payload
 
 
 def memory_id(person: PersonId, text: str) -> MemoryId:

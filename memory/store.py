@@ -52,6 +52,7 @@ class Search:
     # reference (id and the text the cue was made for) that the caller resolves with ``ids``
     cues: bool = False
     ids: tuple[str, ...] = ()  # only these memories
+    slots: tuple[str, ...] = ()  # memories stating any of these kinds (``memory.slot_kinds``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +131,20 @@ def memories_of(records: Iterable[Any]) -> list[Memory]:
 def owned_by(person: PersonId, records: Iterable[Any]) -> list[Memory]:
     """Retrieval by id is not person-scoped in the engines: drop other persons' points."""
     return [m for m in memories_of(records) if m.person == person]
+
+
+def backfill_patches(records: Iterable[Any]) -> list[tuple[Any, dict[str, Any]]]:
+    """(id, derived fields) of each memory among these engine records that lacks any of them;
+    cue points (no text) are left alone."""
+    patches = []
+    for record in records:
+        payload = record.payload or {}
+        if schema.TEXT not in payload or all(key in payload for key in schema.DERIVED_FIELDS):
+            continue
+        person = PersonId(str(payload.get(schema.PERSON, "")))
+        full = schema.derived(person, payload)
+        patches.append((record.id, {k: full[k] for k in schema.DERIVED_FIELDS if k in full}))
+    return patches
 
 
 def page_of(records: Iterable[Any], next_offset: Any) -> Page:
@@ -270,8 +285,8 @@ class EdgeMemoryStore:
             # BM25 over the memory texts, for lexical searches (a store from before it gets the
             # index here, built from the stored texts)
             self._shard.update(qe.UpdateOperation.create_field_index(schema.TEXT, _TEXT_INDEX))
-        if not fresh and schema.PERSON_ENTITIES not in indexed:
-            self._backfill_person_entities()
+        if not fresh and any(key not in indexed for key in schema.DERIVED_FIELDS):
+            self._backfill_derived()
 
     @staticmethod
     def _open(path: Path, dim: int, fresh: bool) -> tuple[qe.EdgeShard, bool]:
@@ -314,25 +329,18 @@ class EdgeMemoryStore:
             self._shard.optimize()
         return pending, time.perf_counter() - started
 
-    def _backfill_person_entities(self) -> None:
-        """Stores written before PERSON_ENTITIES existed: derive it once for every point."""
-        request = qe.Filter(
-            must=[qe.IsEmptyCondition(schema.PERSON_ENTITIES)],
-            must_not=[qe.IsEmptyCondition(schema.ENTITIES)],
-        )
+    def _backfill_derived(self) -> None:
+        """Stores written before a derived field existed (``schema.DERIVED_FIELDS``): derive
+        them once for every memory."""
+        offset = None
         while True:
-            records, _ = self._shard.scroll(
-                qe.ScrollRequest(limit=512, filter=request, with_payload=True)
+            records, offset = self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=512, with_payload=True)
             )
-            if not records:
+            for point_id, patch in backfill_patches(records):
+                self._shard.update(qe.UpdateOperation.set_payload([point_id], patch))
+            if offset is None:
                 return
-            for memory in memories_of(records):
-                self._shard.update(
-                    qe.UpdateOperation.set_payload(
-                        [memory.key],
-                        schema.derived(memory.person, {schema.ENTITIES: list(memory.entities)}),
-                    )
-                )
 
     # ---- filters ----------------------------------------------------------------------------
 
@@ -365,6 +373,8 @@ class EdgeMemoryStore:
             # this person's memories about these names: one selective indexed condition
             keys = [schema.person_entity(person, name) for name in search.entities_any]
             must.append(qe.FieldCondition(schema.PERSON_ENTITIES, match=qe.MatchAny(keys)))
+        if search is not None and search.slots:
+            must.append(qe.FieldCondition(schema.SLOTS, match=qe.MatchAny(list(search.slots))))
         return qe.Filter(must=must, must_not=must_not or None)
 
     # ---- reads ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memory import entities
+from memory import entities, slot_kinds
 from workers import dates, sources
 from workers.tag_rules import CONSTRAINT
 from workers.tagging import align_key
@@ -38,11 +38,7 @@ RETRACTION = re.compile(r"取消|不去了|不用去了|不办了|不买了|算�
 RESTATING = re.compile(r"还是|依然|照常|照旧|仍然|再说一遍|我说过|说过了|记住啊")
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     ("constraint", CONSTRAINT),  # the one constraint pattern the tags use too
-    ("residence", re.compile(r"住在|住(?!院|宿|手|口|了院)|搬到|搬去|搬家|家在")),
-    ("work", re.compile(r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)")),
-    ("school", re.compile(r"年级|幼儿园|上学|小学|初中|高中|大学|[大中小]班")),
-    ("name", re.compile(r"叫|名字")),
-    ("age", re.compile(r"岁|年纪")),
+    *slot_kinds.STATEMENTS,  # where they live, work, study; a name, an age
 )
 _CLASS = re.compile(r"([\u4e00-\u9fff]{1,3}课)")
 # words a restatement may use freely: who, the constraint's verbs, emphasis

@@ -14,6 +14,10 @@
    safety topic (food, medicine, a purchase, an outing, a pet: ``server.memory.lookup``), the
    same batch reads the person's safety constraints, and those of whoever the request is about
    join the safety group (``safety_lookup_limit``) — Hearth looks before the model answers.
+   A question asking where someone lives or works, their school, name or age (``slot_limit``,
+   ``memory.slot_kinds``) reads the memories stating that kind of fact, whatever their words
+   (「我是做什么工作的？」 → 「…跳槽了，现在在一家新能源汽车公司当工程师」), kept when they are
+   about whoever the question asks about.
 3. Round 2, same-entity completion, both ways: proper names pulled out of round-1 hits
    (「女儿叫小橙子」 → 小橙子), and the relation words and other names of round-1 hits about a name
    the question says (asked about 小橙子: 女儿, 闺女, a nickname), select memories about them
@@ -49,7 +53,7 @@ from typing import Literal
 import structlog
 
 from config.settings import MemorySettings
-from memory import entities, terms
+from memory import entities, slot_kinds, terms
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
@@ -60,7 +64,7 @@ from server.memory import lookup
 from server.memory.render import describe, render_block
 
 log = structlog.get_logger(__name__)
-Why = Literal["direct", "lexical", "relation", "entity", "lookup", "cue"]
+Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "cue"]
 Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
@@ -148,6 +152,9 @@ class ReadPath:
         cues = s.cue_limit > 0 and (
             anchored or result.looked or not lookup.asks_for_information(question)
         )
+        asked = slot_kinds.asked(question) if s.slot_limit else ()
+        if asked:  # 「我是做什么工作的？」: the memories stating it, whatever their words
+            searches.append(Search(vector, s.slot_limit, None, slots=asked))
         if cues:
             searches.append(
                 Search(vector, s.cue_limit, s.cue_threshold, cues=True, exclude_expired=False)
@@ -170,6 +177,8 @@ class ReadPath:
             chosen = lookup.in_scope(question, [h.memory for h in held.values()],
                                      s.safety_lookup_limit)  # fmt: skip
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
+        if asked:
+            _collect(found, _about_whom_asked(question, anchored, next(rounds)), "slot", now)
         cued = _cued(next(rounds), found) if cues else {}
         for about in rounds:
             _collect(found, about, "relation", now)
@@ -305,6 +314,20 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     texts = [describe(m, now) for m in recalled if scope.covers(question, m)]
     texts += sorted({m.speaker for m in recalled if m.speaker and m.speaker != "me"})
     return Grounds(question, tuple(texts))
+
+
+def _about_whom_asked(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
+    """Slot hits about whoever the question asks about: the one it names (「小橙子几岁了」), or
+    in a question anchored in the household, its relation words or the speaker
+    (``lookup.Scope``: 「我老婆在哪上班」 is not answered with the speaker's job). A question
+    about nobody of the household (「你叫什么名字？」) takes none."""
+    scope = lookup.scope_of(question)
+    return [
+        h
+        for h in hits
+        if entities.mentions(question, h.memory.subject, h.memory.entities)
+        or (anchored and scope.covers(question, h.memory))
+    ]
 
 
 def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:

@@ -65,19 +65,22 @@ def test_url_must_pin_the_scheme() -> None:
     assert info.value.key == "qdrant.url"
 
 
-async def test_a_collection_from_before_person_entities_is_backfilled(
+async def test_a_collection_from_before_the_derived_fields_is_backfilled(
     tmp_path: Path, embedder: UseEmbedder
 ) -> None:
     client = QdrantClient(path=str(tmp_path / "q"))
     import_file(FIXTURES / "household_zhang.jsonl", ZHANG, embedder,
                 QdrantMemoryStore(client, "memories", embedder.dim))  # fmt: skip
     records, _ = client.scroll("memories", limit=1000, with_payload=True)
-    client.delete_payload("memories", [schema.PERSON_ENTITIES], points=[r.id for r in records])
-    client.delete_payload_index("memories", schema.PERSON_ENTITIES)
+    derived = list(schema.DERIVED_FIELDS)
+    client.delete_payload("memories", derived, points=[r.id for r in records])
+    for key in derived:
+        client.delete_payload_index("memories", key)
     reopened = QdrantMemoryStore(client, "memories", embedder.dim)
     records, _ = client.scroll("memories", limit=1000, with_payload=True)
     assert all((r.payload or {}).get(schema.PERSON_ENTITIES) for r in records
                if (r.payload or {}).get(schema.ENTITIES))  # fmt: skip
+    assert all(schema.SLOTS in (r.payload or {}) for r in records)
     nickname = await ReadPath(embedder, reopened, load_settings().memory).recall(
         ZHANG, "我女儿能吃花生酱吗"
     )

@@ -40,7 +40,23 @@ def test_entity_rounds_stay_inside_the_person(tmp_path: Path, embedder: UseEmbed
     store.close()
 
 
-def test_a_store_from_before_person_entities_is_backfilled_on_open(
+def test_slot_searches_find_the_kind_of_fact_whatever_its_words(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    memories = [*_memories(), Memory("我上个月跳槽了，现在当工程师", ZHANG)]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    [vector] = embedder.embed(["我是做什么工作的？"])
+    asked = [Search(vector, 5, None, slots=(kind,)) for kind in ("work", "residence")]
+    work, home = store.search_batch(ZHANG, asked, time.time())
+    assert [h.memory.text for h in work] == ["我上个月跳槽了，现在当工程师"]
+    assert [h.memory.text for h in home] == ["我住在杭州"]
+    [others] = store.search_batch(LI, [Search(vector, 5, None, slots=("work",))], time.time())
+    assert others == []
+    store.close()
+
+
+def test_a_store_from_before_the_derived_fields_is_backfilled_on_open(
     tmp_path: Path, embedder: UseEmbedder
 ) -> None:
     path = tmp_path / "memory"
@@ -49,13 +65,14 @@ def test_a_store_from_before_person_entities_is_backfilled_on_open(
         qe.EdgeConfig(vectors=qe.EdgeVectorParams(size=embedder.dim, distance=qe.Distance.Cosine)),
     )
     for key in schema.KEYWORD_FIELDS:
-        if key != schema.PERSON_ENTITIES:
+        if key not in schema.DERIVED_FIELDS:
             legacy.update(qe.UpdateOperation.create_field_index(key, qe.PayloadSchemaType.Keyword))
     memories = _memories()
     points = []
     for memory, vector in zip(memories, embedder.embed([m.text for m in memories]), strict=True):
         payload = memory.to_payload()
-        del payload[schema.PERSON_ENTITIES]
+        for key in schema.DERIVED_FIELDS:
+            del payload[key]
         points.append(qe.Point(memory.key, vector, payload))
     legacy.update(qe.UpdateOperation.upsert_points(points))
     legacy.flush()
@@ -66,9 +83,11 @@ def test_a_store_from_before_person_entities_is_backfilled_on_open(
     for person, text in ((ZHANG, "小橙子对花生过敏"), (LI, "小橙子喜欢恐龙")):
         [hits] = store.search_batch(person, [Search(vector, 5, None, ("小橙子",))], time.time())
         assert [h.memory.text for h in hits] == [text]
+    [home] = store.search_batch(ZHANG, [Search(vector, 5, None, slots=("residence",))], time.time())
+    assert [h.memory.text for h in home] == ["我住在杭州"]
     store.close()
     reopened = EdgeMemoryStore(path, embedder.dim)  # the index now exists: nothing to backfill
-    assert schema.PERSON_ENTITIES in reopened._shard.info().payload_schema
+    assert set(schema.DERIVED_FIELDS) <= set(reopened._shard.info().payload_schema)
     reopened.close()
 
 

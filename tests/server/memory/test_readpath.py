@@ -154,3 +154,44 @@ def test_topic_terms_leave_out_when_words_and_names() -> None:
     assert terms.shared_topic("晚上吃什么", "周四晚上有吉他课") == 0  # only 晚上
     assert terms.shared_topic("明早六点半叫我起床", "周日晚上六点和同学吃饭") == 0  # a clock time
     assert terms.shared_topic("林芳几点下班", "林芳在医院上班", ["林芳"]) == 0  # only the name
+
+
+JOB = "我上个月跳槽了，现在在一家做新能源汽车的公司当工程师"
+WIFE_JOB = "老婆在银行上班"
+
+
+@pytest.fixture
+def jobs(store: EdgeMemoryStore, embedder: UseEmbedder) -> None:
+    memories = [
+        Memory(JOB, ZHANG, subject="我"),
+        Memory(WIFE_JOB, ZHANG, subject="老婆", entities=("老婆",)),
+        Memory("我在市医院当护士", LI, subject="我"),  # another family's
+    ]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+
+
+@pytest.mark.parametrize("question", ["我是做什么工作的？", "我是不是换工作了？"])
+async def test_a_question_for_a_kind_of_fact_reaches_it_whatever_its_words(
+    read_path: ReadPath, jobs: None, question: str
+) -> None:
+    """「工作」 and 「跳槽…当工程师」 are far apart for the embedder (cosine ~0.24): the memory
+    is found by the kind of fact it states, and only the speaker's own job is."""
+    recall = await read_path.recall(ZHANG, question)
+    recalled = {r.memory.text: r for r in recall.related}
+    assert recalled[JOB].why == "slot"
+    assert WIFE_JOB not in recalled and "我在市医院当护士" not in recalled
+    assert recall.round_trips <= 2
+
+
+async def test_a_kind_of_fact_about_a_relation_is_theirs_not_the_speakers(
+    read_path: ReadPath, jobs: None
+) -> None:
+    recall = await read_path.recall(ZHANG, "我老婆在哪上班？")
+    assert WIFE_JOB in texts(recall.related)
+    assert JOB not in texts(recall.related)
+
+
+async def test_slot_limit_zero_turns_the_kind_search_off(read_path: ReadPath, jobs: None) -> None:
+    read_path.settings = read_path.settings.model_copy(update={"slot_limit": 0})
+    recall = await read_path.recall(ZHANG, "我是做什么工作的？")
+    assert JOB not in texts(recall.related)

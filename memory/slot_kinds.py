@@ -1,0 +1,48 @@
+"""What a memory states about someone — where they live, where they work, where they study,
+their name, their age — and which of these a question asks for.
+
+One home for the statement patterns: the write path's slot rules (``workers.slots``: a new job
+replaces the old one) and the payload (``schema.SLOTS``, derived from the text) both read them.
+The read path matches a question's form (「我是做什么工作的？」「小橙子几岁了？」) against the
+question patterns and fetches the memories of that kind by the payload field, whatever words they
+use (「…跳槽了，现在在一家新能源汽车公司当工程师」 shares almost no meaning with the question in
+the embedder's space: cosine 0.24).
+"""
+
+from __future__ import annotations
+
+import re
+
+# a statement of each kind (order matters to ``workers.slots``: the first kind is a text's slot)
+STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("residence", re.compile(r"住在|住(?!院|宿|手|口|了院)|搬到|搬去|搬家|家在")),
+    ("work", re.compile(r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)")),
+    ("school", re.compile(r"年级|幼儿园|上学|小学|初中|高中|大学|[大中小]班")),
+    ("name", re.compile(r"叫|名字")),
+    ("age", re.compile(r"岁|年纪")),
+)
+
+# a question asking for one of them (the forms people use, not the statements' words)
+QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("residence", re.compile(r"住(?:在)?哪|家在哪|搬(?:到|去|家)|住址|地址|住的地方")),
+    (
+        "work",
+        re.compile(
+            r"工作|上班|职业|行业|干什么的|做什么的|干哪行|哪(?:个|家)公司|单位|跳槽|在哪(?:儿)?上班"
+        ),
+    ),
+    ("school", re.compile(r"几年级|哪(?:个|所)学校|上学|幼儿园|哪个班|读书|上几年级")),
+    ("name", re.compile(r"叫什么|叫啥|名字|怎么称呼")),
+    ("age", re.compile(r"几岁|多大了|多大年纪|年纪|岁数|年龄")),
+)
+KINDS = tuple(kind for kind, _ in STATEMENTS)
+
+
+def kinds_of(text: str) -> list[str]:
+    """Every kind a memory's text states (「女儿叫小橙子，今年五岁」: name and age)."""
+    return [kind for kind, pattern in STATEMENTS if pattern.search(text)]
+
+
+def asked(question: str) -> tuple[str, ...]:
+    """The kinds a question asks for (「我是不是换工作了？」: work)."""
+    return tuple(kind for kind, pattern in QUESTIONS if pattern.search(question))

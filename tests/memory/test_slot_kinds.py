@@ -1,0 +1,33 @@
+"""Which kind of fact a memory states, and which a question asks for."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import schema, slot_kinds
+from memory.schema import Memory, PersonId
+
+
+def test_a_text_states_every_kind_it_names() -> None:
+    assert slot_kinds.kinds_of("女儿叫小橙子，今年五岁") == ["name", "age"]
+    assert slot_kinds.kinds_of("我上个月跳槽了，现在当工程师") == ["work"]
+    assert slot_kinds.kinds_of("小橙子对花生过敏") == []
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [("我是做什么工作的？", "work"), ("我老婆在哪上班？", "work"), ("我们家住在哪？", "residence"),
+     ("小橙子上几年级了？", "school"), ("我女儿叫什么名字？", "name"), ("豆豆几岁了？", "age")],
+)  # fmt: skip
+def test_a_question_asks_for_its_kind(question: str, kind: str) -> None:
+    assert kind in slot_kinds.asked(question)
+
+
+@pytest.mark.parametrize("question", ["今天天气怎么样", "放首周杰伦的歌", "把灯关了"])
+def test_small_talk_asks_for_no_kind(question: str) -> None:
+    assert slot_kinds.asked(question) == ()
+
+
+def test_the_payload_carries_the_kinds_of_its_text() -> None:
+    payload = Memory("我们家住在杭州西湖区", PersonId("p")).to_payload()
+    assert payload[schema.SLOTS] == ["residence"]
