@@ -317,17 +317,26 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
 
 
 def _about_whom_asked(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
-    """Slot hits about whoever the question asks about: the one it names (「小橙子几岁了」), or
-    in a question anchored in the household, its relation words or the speaker
-    (``lookup.Scope``: 「我老婆在哪上班」 is not answered with the speaker's job). A question
-    about nobody of the household (「你叫什么名字？」) takes none."""
-    scope = lookup.scope_of(question)
-    return [
-        h
-        for h in hits
-        if entities.mentions(question, h.memory.subject, h.memory.entities)
-        or (anchored and scope.covers(question, h.memory))
-    ]
+    """Slot hits about whoever the question asks about, and facts, not plans (「妈妈要来杭州住一
+    周」 is no one's home): the one it names (「小橙子几岁了」), its relation words (「我老婆在哪
+    上班」 is not answered with the speaker's job), or else — in a question anchored in the
+    household (我, 我家, 咱家) — the speaker. A question about nobody of the household
+    (「你叫什么名字？」) takes none."""
+    relations = entities.relations_in(question)
+    kept = []
+    for hit in hits:
+        memory = hit.memory
+        about = [w for w in (memory.subject, *memory.entities) if w]
+        if memory.cls is MemoryClass.EVENT:
+            continue
+        if entities.mentions(question, memory.subject, memory.entities):
+            kept.append(hit)
+        elif relations:
+            if any(word in relations for word in about):
+                kept.append(hit)
+        elif anchored and all(word in entities.SELF_WORDS for word in about):
+            kept.append(hit)
+    return kept
 
 
 def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:

@@ -195,3 +195,19 @@ async def test_slot_limit_zero_turns_the_kind_search_off(read_path: ReadPath, jo
     read_path.settings = read_path.settings.model_copy(update={"slot_limit": 0})
     recall = await read_path.recall(ZHANG, "我是做什么工作的？")
     assert JOB not in texts(recall.related)
+
+
+async def test_the_kind_search_takes_only_facts_about_whoever_is_asked(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """「我们家住哪」 asks about the speaker's home: not the mother's, not a visit's stay."""
+    mother = Memory("妈妈住在苏州，一个人住", ZHANG, subject="妈妈", entities=("妈妈",))
+    visit = Memory("下周妈妈要来杭州住一周", ZHANG, MemoryClass.EVENT, subject="妈妈",
+                   entities=("妈妈",))  # fmt: skip
+    store.upsert([mother, visit], embedder.embed([mother.text, visit.text]))
+    recall = await read_path.recall(ZHANG, "我们家住在哪？")
+    by_slot = [r.memory.text for r in recall.related if r.why == "slot"]
+    assert mother.text not in by_slot and visit.text not in by_slot
+    assert "我们家住在杭州西湖区" in texts(recall.related)
+    recall = await read_path.recall(ZHANG, "我妈住在哪？")
+    assert mother.text in texts(recall.related)
