@@ -215,6 +215,7 @@ class ReadPath:
             now,
             looked=result.looked,
             personal=anchored,
+            inline_rules=s.inline_rules,
         )
         result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
         clock.lap("render")

@@ -85,25 +85,27 @@ ONLY_WHAT_IS_HERE = "（这里没写到的事就是不知道，直说不知道�
 
 def render_block(
     safety: Sequence[Memory], related: Sequence[Memory], now: float, *, looked: bool = False,
-    personal: bool = False,
+    personal: bool = False, inline_rules: bool = True,
 ) -> str:  # fmt: skip
     """The memory block for one turn. Empty when nothing was recalled — unless the request was
     looked up for safety constraints (it then says none applies) or is a personal question (it
     then says memory holds nothing about it, so even a small model refuses instead of
-    inventing)."""
+    inventing). ``inline_rules=False`` leaves the group rules to the static system prompt
+    (``MEMORY_RULES`` says both): every line of the block is read by the model on each turn,
+    the static prompt once."""
     if not safety and not related and not looked and not personal:
         return ""
     shared = shared_speaker([*safety, *related])
     lines = [f"<memory>（以下都是{shared}的）" if shared else "<memory>"]
     if safety:
-        lines.append(f"{SAFETY_GROUP}（{SAFETY_RULE}）")
+        lines.append(f"{SAFETY_GROUP}（{SAFETY_RULE}）" if inline_rules else SAFETY_GROUP)
         lines += [describe(m, now, shared is not None) for m in safety]
     elif looked:
         lines.append(f"{SAFETY_GROUP}{LOOKED_NOTHING}")
     if related:
         lines.append(RELATED_GROUP)
         lines += [describe(m, now, shared is not None) for m in related]
-        if personal:
+        if personal and inline_rules:
             lines.append(ONLY_WHAT_IS_HERE)
     elif personal:
         lines.append(f"{RELATED_GROUP}{NO_MEMORY}")
