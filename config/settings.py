@@ -171,6 +171,7 @@ class MemorySettings(_Section):
     topic_terms: int = Field(ge=0, le=10)
     safety_lookup_limit: int = Field(ge=0, le=20)
     slot_limit: int = Field(ge=0, le=20)
+    schedule_limit: int = Field(ge=0, le=20)
     inline_rules: bool
     cue_limit: int = Field(ge=0, le=20)
     cue_threshold: float = Field(ge=-1, le=1)

@@ -139,6 +139,9 @@ class QdrantMemoryStore:
         if search is not None and search.slots:
             slots = list(search.slots)
             must.append(models.FieldCondition(key=schema.SLOTS, match=models.MatchAny(any=slots)))
+        if search is not None and search.when:
+            at = list(search.when)
+            must.append(models.FieldCondition(key=schema.WHEN, match=models.MatchAny(any=at)))
         return models.Filter(must=must, must_not=must_not or None)
 
     def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:

@@ -13,7 +13,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, NewType, TypeVar
 
-from memory import slot_kinds
+from memory import slot_kinds, when
 
 PersonId = NewType("PersonId", str)
 MemoryId = NewType("MemoryId", str)
@@ -44,9 +44,10 @@ class Decay(enum.StrEnum):
 # 1.4–2.0 ms → ~0.3 ms per round).
 # SLOTS is derived from TEXT the same way: the kinds of fact the text states (where someone
 # lives, works, studies, a name, an age: ``memory.slot_kinds``), so a question asking for one
-# (「我是做什么工作的？」) finds the memories of that kind whatever their words.
+# (「我是做什么工作的？」) finds the memories of that kind whatever their words; and WHEN: the
+# weekdays (and parts of the day) it happens at (``memory.when``), so a plan at that time finds it.
 # Payload keys (the schema). Indexed: PERSON (tenant), CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE,
-# PERSON_ENTITIES, SLOTS, EXPIRES_AT, CREATED_AT.
+# PERSON_ENTITIES, SLOTS, WHEN, EXPIRES_AT, CREATED_AT.
 TEXT = "text"
 PERSON = "person"
 SPEAKER = "speaker"
@@ -65,6 +66,7 @@ PHOTO = "photo"  # an image memory's photo: {"question", "answer", "file", "cont
 CAMERA = "camera"  # the SOURCE of image memories (photos a camera board sent)
 PERSON_ENTITIES = "person_entities"
 SLOTS = "slots"
+WHEN = "when"
 # "When it matters" cues (README "Cues"): extra points that point at one memory — short
 # situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
 # 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no
@@ -73,8 +75,19 @@ SLOTS = "slots"
 CUE = "cue"  # the cue's words
 CUE_OF = "cue_of"  # the memory it points at (indexed: a memory's cues go with it)
 CUE_FOR = "cue_for"  # the memory text it was made for: a cue of an older text is ignored
-KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, PERSON_ENTITIES, SLOTS, CUE_OF)
-DERIVED_FIELDS = (PERSON_ENTITIES, SLOTS)  # what ``derived`` adds (older stores: backfilled)
+KEYWORD_FIELDS = (
+    PERSON,
+    CLS,
+    SUBJECT,
+    ENTITIES,
+    SPEAKER,
+    SOURCE,
+    PERSON_ENTITIES,
+    SLOTS,
+    WHEN,
+    CUE_OF,
+)
+DERIVED_FIELDS = (PERSON_ENTITIES, SLOTS, WHEN)  # what ``derived`` adds (older stores: backfilled)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
 
 
@@ -100,12 +113,13 @@ def cue_payload(person: PersonId, memory: MemoryId, text: str, cue: str) -> dict
 
 def derived(person: PersonId, payload: dict[str, Any]) -> dict[str, Any]:
     """``payload`` plus the fields derived from it (PERSON_ENTITIES when ENTITIES is set, SLOTS
-    when TEXT is): every write of ENTITIES or TEXT goes through here."""
+    and WHEN when TEXT is): every write of ENTITIES or TEXT goes through here."""
     extra: dict[str, Any] = {}
     if ENTITIES in payload:
         extra[PERSON_ENTITIES] = [person_entity(person, str(e)) for e in payload[ENTITIES] or ()]
     if TEXT in payload:
         extra[SLOTS] = slot_kinds.kinds_of(str(payload[TEXT]))
+        extra[WHEN] = when.keys_of(str(payload[TEXT]))
     return {**payload, **extra} if extra else payload
 
 

@@ -53,6 +53,7 @@ class Search:
     cues: bool = False
     ids: tuple[str, ...] = ()  # only these memories
     slots: tuple[str, ...] = ()  # memories stating any of these kinds (``memory.slot_kinds``)
+    when: tuple[str, ...] = ()  # memories at any of these times (``memory.when``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,6 +376,8 @@ class EdgeMemoryStore:
             must.append(qe.FieldCondition(schema.PERSON_ENTITIES, match=qe.MatchAny(keys)))
         if search is not None and search.slots:
             must.append(qe.FieldCondition(schema.SLOTS, match=qe.MatchAny(list(search.slots))))
+        if search is not None and search.when:
+            must.append(qe.FieldCondition(schema.WHEN, match=qe.MatchAny(list(search.when))))
         return qe.Filter(must=must, must_not=must_not or None)
 
     # ---- reads ------------------------------------------------------------------------------

@@ -17,7 +17,9 @@
    A question asking where someone lives or works, their school, name or age (``slot_limit``,
    ``memory.slot_kinds``) reads the memories stating that kind of fact, whatever their words
    (「我是做什么工作的？」 → 「…跳槽了，现在在一家新能源汽车公司当工程师」), kept when they are
-   about whoever the question asks about.
+   about whoever the question asks about. A plan naming a weekday (``schedule_limit``,
+   ``memory.when``: 「周四晚上能约朋友吃饭吗？」) reads what the household already has at that
+   time (「我每周四晚上七点有吉他课」), for whoever the plan concerns (``lookup.Scope``).
 3. Round 2, same-entity completion, both ways: proper names pulled out of round-1 hits
    (「女儿叫小橙子」 → 小橙子), and the relation words and other names of round-1 hits about a name
    the question says (asked about 小橙子: 女儿, 闺女, a nickname), select memories about them
@@ -53,7 +55,7 @@ from typing import Literal
 import structlog
 
 from config.settings import MemorySettings
-from memory import entities, slot_kinds, terms
+from memory import entities, slot_kinds, terms, when
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
@@ -64,7 +66,7 @@ from server.memory import lookup
 from server.memory.render import describe, render_block
 
 log = structlog.get_logger(__name__)
-Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "cue"]
+Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue"]
 Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
@@ -155,6 +157,9 @@ class ReadPath:
         asked = slot_kinds.asked(question) if s.slot_limit else ()
         if asked:  # 「我是做什么工作的？」: the memories stating it, whatever their words
             searches.append(Search(vector, s.slot_limit, None, slots=asked))
+        at = when.asked(question) if s.schedule_limit else ()
+        if at:  # 「周四晚上能约朋友吃饭吗？」: what the household already has then
+            searches.append(Search(vector, s.schedule_limit, None, when=at))
         if cues:
             searches.append(
                 Search(vector, s.cue_limit, s.cue_threshold, cues=True, exclude_expired=False)
@@ -179,6 +184,10 @@ class ReadPath:
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
         if asked:
             _collect(found, _about_whom_asked(question, anchored, next(rounds)), "slot", now)
+        if at:
+            scope = lookup.scope_of(question)
+            then = [h for h in next(rounds) if scope.covers(question, h.memory)]
+            _collect(found, then, "schedule", now)
         cued = _cued(next(rounds), found) if cues else {}
         for about in rounds:
             _collect(found, about, "relation", now)

@@ -211,3 +211,23 @@ async def test_the_kind_search_takes_only_facts_about_whoever_is_asked(
     assert "我们家住在杭州西湖区" in texts(recall.related)
     recall = await read_path.recall(ZHANG, "我妈住在哪？")
     assert mother.text in texts(recall.related)
+
+
+async def test_a_plan_at_a_time_brings_what_the_household_has_then(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """「周四晚上能约朋友吃饭吗」 and 「我每周四晚上七点有吉他课」 share no topic word: the weekday
+    and the evening are what matter. Another evening, another person's Thursday: not. (The
+    lexical round, which matches 周四 here, is off to watch the schedule search.)"""
+    other = Memory("每周四晚上去游泳", LI, subject="我")
+    store.upsert([other], embedder.embed([other.text]))
+    read_path.settings = read_path.settings.model_copy(update={"lexical_limit": 0})
+    recall = await read_path.recall(ZHANG, "周四晚上能约朋友吃饭吗？")
+    recalled = {r.memory.text: r for r in recall.safety + recall.related}
+    assert recalled["我每周四晚上七点有吉他课"].why == "schedule"
+    assert other.text not in recalled
+    later = await read_path.recall(ZHANG, "周四上午能约朋友喝咖啡吗？")
+    assert "我每周四晚上七点有吉他课" not in texts(later.related)
+    read_path.settings = read_path.settings.model_copy(update={"schedule_limit": 0})
+    off = await read_path.recall(ZHANG, "周四晚上能约朋友吃饭吗？")
+    assert "我每周四晚上七点有吉他课" not in texts(off.related)

@@ -1,0 +1,58 @@
+"""When a memory happens, as keys a plan can be matched against: a weekday, and that weekday at
+a part of the day (「我每周四晚上七点有吉他课」 → 周四, 周四晚上).
+
+A plan names a time (「周四晚上能约朋友吃饭吗？」): what the household already has then is what
+a good assistant brings up (the guitar class) — and the two share no meaning the embedder sees.
+The keys are derived from a memory's text into the payload (``schema.WHEN``) and read off the
+question by the same rules, so the read path finds them by an indexed condition. A change
+written out (「从周日改到了每周六上午十点」) keeps only the new time.
+"""
+
+from __future__ import annotations
+
+import re
+
+_DAY = {"一": "一", "二": "二", "三": "三", "四": "四", "五": "五", "六": "六", "日": "日",
+        "天": "日", "末": None}  # fmt: skip
+_WEEKDAY = re.compile(r"(?:周|星期|礼拜)([一二三四五六日天])")
+_PART = {
+    "早上": "上午", "早晨": "上午", "上午": "上午", "中午": "中午", "下午": "下午",
+    "傍晚": "晚上", "晚上": "晚上", "晚饭": "晚上", "夜里": "晚上", "今晚": "晚上",
+}  # fmt: skip
+_PARTS = re.compile("|".join(sorted(_PART, key=len, reverse=True)))
+# 「从周日改到了每周六」: the old time is not when it happens any more
+_CHANGED_FROM = re.compile(r"从[^，。；,;]*?(?=改到|改成|改为|换到|换成|调到|调成|挪到)")
+
+
+def _days(text: str) -> list[str]:
+    days: list[str] = []
+    for match in _WEEKDAY.finditer(text):
+        day = _DAY[match.group(1)]
+        if day is not None and f"周{day}" not in days:
+            days.append(f"周{day}")
+    return days
+
+
+def _parts(text: str) -> list[str]:
+    parts: list[str] = []
+    for match in _PARTS.finditer(text):
+        part = _PART[match.group(0)]
+        if part not in parts:
+            parts.append(part)
+    return parts
+
+
+def keys_of(text: str) -> list[str]:
+    """A memory's time keys: each weekday it names, and each with each part of the day."""
+    text = _CHANGED_FROM.sub("", text)
+    days = _days(text)
+    return [*days, *(day + part for day in days for part in _parts(text))]
+
+
+def asked(question: str) -> tuple[str, ...]:
+    """The keys a plan or question is at: a weekday with its part of the day when it names one
+    (「周四晚上」 meets 「周四晚上七点」 but not 「周四上午」), else the whole weekday."""
+    days, parts = _days(question), _parts(question)
+    if parts:
+        return tuple(day + part for day in days for part in parts)
+    return tuple(days)
