@@ -201,6 +201,8 @@ class ReadPath:
             # memories about them rank higher (a child's allergy among her classes and toys)
             safety = MemoryClass.SAFETY.value
             second.append(Search(vector, s.entity_limit, None, tuple(names), cls=safety))
+            if asked:  # …and so does the kind of fact asked (「我女儿最着迷什么」: her likes)
+                second.append(Search(vector, s.entity_limit, None, tuple(names), slots=asked))
         if again:
             second.append(Search(vector, s.limit, s.threshold))
         if cued:  # the memories cues point at, read by id

@@ -231,3 +231,16 @@ async def test_a_plan_at_a_time_brings_what_the_household_has_then(
     read_path.settings = read_path.settings.model_copy(update={"schedule_limit": 0})
     off = await read_path.recall(ZHANG, "周四晚上能约朋友吃饭吗？")
     assert "我每周四晚上七点有吉他课" not in texts(off.related)
+
+
+async def test_the_kind_asked_about_a_named_person_comes_first(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """「我女儿最着迷什么」: the name round (小橙子, via 「女儿叫小橙子」) brings what she likes
+    however many other memories about her rank higher (here the round keeps only one)."""
+    about_her = ("小橙子上幼儿园大班", "小橙子的钢琴老师姓王", "小橙子每周六上午上钢琴课")
+    others = [Memory(t, ZHANG, subject="小橙子", entities=("小橙子",)) for t in about_her]
+    store.upsert(others, embedder.embed([m.text for m in others]))
+    settings = read_path.settings.model_copy(update={"entity_limit": 1, "lexical_limit": 0})
+    recall = await ReadPath(embedder, store, settings).recall(ZHANG, "我女儿最着迷什么东西？")
+    assert "小橙子特别喜欢恐龙" in texts(recall.related)
