@@ -1,5 +1,5 @@
 """When a memory happens, as keys a plan can be matched against: a weekday, and that weekday at
-a part of the day (「我每周四晚上七点有吉他课」 → 周四, 周四晚上).
+a part of the day (「我每周四晚上七点有吉他课」 → 周四晚上; 「周四去复查」 → 周四: any time).
 
 A plan names a time (「周四晚上能约朋友吃饭吗？」): what the household already has then is what
 a good assistant brings up (the guitar class) — and the two share no meaning the embedder sees.
@@ -43,16 +43,19 @@ def _parts(text: str) -> list[str]:
 
 
 def keys_of(text: str) -> list[str]:
-    """A memory's time keys: each weekday it names, and each with each part of the day."""
+    """A memory's time keys: each weekday it names with each part of the day it names, or the
+    weekday alone when it names none (any time that day)."""
     text = _CHANGED_FROM.sub("", text)
-    days = _days(text)
-    return [*days, *(day + part for day in days for part in _parts(text))]
+    days, parts = _days(text), _parts(text)
+    return [day + part for day in days for part in parts] if parts else days
 
 
 def asked(question: str) -> tuple[str, ...]:
-    """The keys a plan or question is at: a weekday with its part of the day when it names one
-    (「周四晚上」 meets 「周四晚上七点」 but not 「周四上午」), else the whole weekday."""
+    """The keys a plan is at: a weekday with a part of the day (「周四晚上」 meets 「周四晚上七
+    点」, not 「周四上午」), and that weekday at no stated time. A question naming a whole day
+    only gives none: it is too coarse to be a clash (「钢琴课还是周日上吗？」 is no plan for
+    Sunday, and every plan of that day would match)."""
     days, parts = _days(question), _parts(question)
-    if parts:
-        return tuple(day + part for day in days for part in parts)
-    return tuple(days)
+    if not parts:
+        return ()
+    return (*(day + part for day in days for part in parts), *days)

@@ -193,7 +193,9 @@ class ReadPath:
             _collect(found, about, "relation", now)
         clock.lap("round1")
         second: list[Search] = []
-        names = _names_from([r for r in found.values() if r.why != "lexical"], relations)
+        # a word match or a clash in time is no sign the question is about whoever it names
+        starters = [r for r in found.values() if r.why not in ("lexical", "schedule")]
+        names = _names_from(starters, relations)
         names += [w for w in _linked(found.values(), question) if w not in names + relations]
         if names and s.entity_limit:
             second.append(Search(vector, s.entity_limit, None, tuple(names)))
