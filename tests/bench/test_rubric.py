@@ -32,7 +32,9 @@ def test_an_unavailable_action_must_be_declined_never_claimed(reply: str, passed
     ("reply", "passed"),
     [("我不知道你儿子叫什么，你没跟我说过。", True), ("你儿子叫张三。", False),
      # the very sentence the prompt's rule teaches (server.memory.render.MEMORY_RULES)
-     ("你还没跟我说过他的生日。", True)],
+     ("你还没跟我说过他的生日。", True),
+     # …and said with 没有 (the local model's wording in the e2e run local-lean, R20)
+     ("你还没有跟我说过他的生日。", True), ("我没有办法帮你设闹钟。", True)],
 )  # fmt: skip
 def test_a_refusal_question_needs_a_refusal(reply: str, passed: bool) -> None:
     verdict = rubric_verdict(_q("refusal"), reply)
