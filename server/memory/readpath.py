@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 import structlog
@@ -356,9 +356,15 @@ def _about_whom_asked(question: str, anchored: bool, hits: list[Hit]) -> list[Hi
 def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:
     for hit in hits:
         memory = hit.memory
-        if memory.expired(now) or memory.key in found:
+        if memory.expired(now):
             continue
-        found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
+        known = found.get(memory.key)
+        if known is None:
+            found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
+        elif known.why == "lexical" and why in ("relation", "slot"):
+            # a word match that is also about whom the question asks (「女儿叫小橙子」 for
+            # 「我女儿…」): its names start the name round like any such hit
+            found[memory.key] = replace(known, why=why)
 
 
 def _group(memory: Memory) -> Group:

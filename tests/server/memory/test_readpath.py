@@ -244,3 +244,14 @@ async def test_the_kind_asked_about_a_named_person_comes_first(
     settings = read_path.settings.model_copy(update={"entity_limit": 1, "lexical_limit": 0})
     recall = await ReadPath(embedder, store, settings).recall(ZHANG, "我女儿最着迷什么东西？")
     assert "小橙子特别喜欢恐龙" in texts(recall.related)
+
+
+async def test_a_word_match_about_the_relation_asked_starts_the_name_round(
+    read_path: ReadPath,
+) -> None:
+    """「女儿叫小橙子，今年五岁」 shares 女儿 with the question (lexical round) and is about the
+    relation it names (relation round): its name, 小橙子, reaches what she likes."""
+    recall = await read_path.recall(ZHANG, "我女儿最着迷什么东西？")
+    recalled = {r.memory.text: r for r in recall.safety + recall.related}
+    assert recalled["女儿叫小橙子，今年五岁"].why == "relation"
+    assert "小橙子特别喜欢恐龙" in recalled
