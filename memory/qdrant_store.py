@@ -73,12 +73,27 @@ class QdrantMemoryStore:
         if schema.TEXT not in indexed:
             client.create_payload_index(collection, schema.TEXT, _TEXT_INDEX)
         self.lexical = True  # until the client says it cannot rank by BM25 (local mode)
-        if not fresh and any(key not in indexed for key in schema.DERIVED_FIELDS):
+        if not fresh and (
+            any(key not in indexed for key in schema.DERIVED_FIELDS) or self._stale()
+        ):
             self._backfill_derived()
 
+    def _stale(self) -> bool:
+        """Memories whose derived fields another ``schema.DERIVATION`` made (cue points have no
+        text)."""
+        stale = models.Filter(
+            must_not=[
+                models.IsEmptyCondition(is_empty=models.PayloadField(key=schema.TEXT)),
+                models.FieldCondition(
+                    key=schema.DERIVED_V, match=models.MatchValue(value=schema.DERIVATION)
+                ),
+            ]
+        )
+        return self.client.count(self.collection, count_filter=stale, exact=True).count > 0
+
     def _backfill_derived(self) -> None:
-        """Collections written before a derived field existed (``schema.DERIVED_FIELDS``):
-        derive them once for every memory."""
+        """Collections written before a derived field existed (``schema.DERIVED_FIELDS``) or by
+        another ``schema.DERIVATION``: derive them again for those memories."""
         offset = None
         while True:
             records, offset = self.client.scroll(

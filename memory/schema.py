@@ -67,6 +67,10 @@ CAMERA = "camera"  # the SOURCE of image memories (photos a camera board sent)
 PERSON_ENTITIES = "person_entities"
 SLOTS = "slots"
 WHEN = "when"
+DERIVED_V = "derived_v"  # the DERIVATION a memory's derived fields were made by
+# Bump when the rules behind ``derived`` change (``memory.slot_kinds``, ``memory.when``): a store
+# re-derives every memory made by another version when it opens.
+DERIVATION = "1"
 # "When it matters" cues (README "Cues"): extra points that point at one memory — short
 # situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
 # 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no
@@ -75,19 +79,8 @@ WHEN = "when"
 CUE = "cue"  # the cue's words
 CUE_OF = "cue_of"  # the memory it points at (indexed: a memory's cues go with it)
 CUE_FOR = "cue_for"  # the memory text it was made for: a cue of an older text is ignored
-KEYWORD_FIELDS = (
-    PERSON,
-    CLS,
-    SUBJECT,
-    ENTITIES,
-    SPEAKER,
-    SOURCE,
-    PERSON_ENTITIES,
-    SLOTS,
-    WHEN,
-    CUE_OF,
-)
-DERIVED_FIELDS = (PERSON_ENTITIES, SLOTS, WHEN)  # what ``derived`` adds (older stores: backfilled)
+DERIVED_FIELDS = (PERSON_ENTITIES, SLOTS, WHEN, DERIVED_V)  # what ``derived`` adds
+KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, CUE_OF, *DERIVED_FIELDS)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
 
 
@@ -113,13 +106,15 @@ def cue_payload(person: PersonId, memory: MemoryId, text: str, cue: str) -> dict
 
 def derived(person: PersonId, payload: dict[str, Any]) -> dict[str, Any]:
     """``payload`` plus the fields derived from it (PERSON_ENTITIES when ENTITIES is set, SLOTS
-    and WHEN when TEXT is): every write of ENTITIES or TEXT goes through here."""
+    and WHEN when TEXT is, with the DERIVATION that made them): every write of ENTITIES or TEXT
+    goes through here."""
     extra: dict[str, Any] = {}
     if ENTITIES in payload:
         extra[PERSON_ENTITIES] = [person_entity(person, str(e)) for e in payload[ENTITIES] or ()]
     if TEXT in payload:
         extra[SLOTS] = slot_kinds.kinds_of(str(payload[TEXT]))
         extra[WHEN] = when.keys_of(str(payload[TEXT]))
+        extra[DERIVED_V] = DERIVATION
     return {**payload, **extra} if extra else payload
 
 

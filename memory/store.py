@@ -134,13 +134,22 @@ def owned_by(person: PersonId, records: Iterable[Any]) -> list[Memory]:
     return [m for m in memories_of(records) if m.person == person]
 
 
+# the memories whose derived fields another DERIVATION made (or none): cue points have no text
+STALE = qe.Filter(
+    must_not=[
+        qe.IsEmptyCondition(schema.TEXT),
+        qe.FieldCondition(schema.DERIVED_V, match=qe.MatchValue(schema.DERIVATION)),
+    ]
+)
+
+
 def backfill_patches(records: Iterable[Any]) -> list[tuple[Any, dict[str, Any]]]:
-    """(id, derived fields) of each memory among these engine records that lacks any of them;
-    cue points (no text) are left alone."""
+    """(id, derived fields) of each memory among these engine records whose derived fields
+    another DERIVATION made, or none; cue points (no text) are left alone."""
     patches = []
     for record in records:
         payload = record.payload or {}
-        if schema.TEXT not in payload or all(key in payload for key in schema.DERIVED_FIELDS):
+        if schema.TEXT not in payload or payload.get(schema.DERIVED_V) == schema.DERIVATION:
             continue
         person = PersonId(str(payload.get(schema.PERSON, "")))
         full = schema.derived(person, payload)
@@ -286,7 +295,10 @@ class EdgeMemoryStore:
             # BM25 over the memory texts, for lexical searches (a store from before it gets the
             # index here, built from the stored texts)
             self._shard.update(qe.UpdateOperation.create_field_index(schema.TEXT, _TEXT_INDEX))
-        if not fresh and any(key not in indexed for key in schema.DERIVED_FIELDS):
+        if not fresh and (
+            any(key not in indexed for key in schema.DERIVED_FIELDS)
+            or self._shard.count(qe.CountRequest(filter=STALE, exact=True))
+        ):
             self._backfill_derived()
 
     @staticmethod
@@ -331,8 +343,8 @@ class EdgeMemoryStore:
         return pending, time.perf_counter() - started
 
     def _backfill_derived(self) -> None:
-        """Stores written before a derived field existed (``schema.DERIVED_FIELDS``): derive
-        them once for every memory."""
+        """Stores written before a derived field existed (``schema.DERIVED_FIELDS``) or by
+        another ``schema.DERIVATION``: derive them again for those memories."""
         offset = None
         while True:
             records, offset = self._shard.scroll(

@@ -91,6 +91,27 @@ def test_a_store_from_before_the_derived_fields_is_backfilled_on_open(
     reopened.close()
 
 
+def test_memories_derived_by_another_version_are_derived_again_on_open(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """The rules behind the derived fields changed (``schema.DERIVATION``): a memory whose
+    fields an older version made gets them again, so a rule change reaches stored memories."""
+    path = tmp_path / "memory"
+    store = EdgeMemoryStore(path, embedder.dim)
+    home = Memory("我住在杭州", ZHANG)
+    store.upsert([home], embedder.embed([home.text]))
+    stale = {schema.SLOTS: [], schema.WHEN: ["周一"], schema.DERIVED_V: "0"}
+    store._shard.update(qe.UpdateOperation.set_payload([home.key], stale))
+    store.close()
+    reopened = EdgeMemoryStore(path, embedder.dim)
+    [vector] = embedder.embed(["我住在哪？"])
+    [hits] = reopened.search_batch(ZHANG, [Search(vector, 5, None, slots=("residence",))], 0.0)
+    assert [h.memory.text for h in hits] == ["我住在杭州"]
+    [record] = reopened._shard.retrieve([home.key], True, False)
+    assert record.payload[schema.WHEN] == [] and record.payload[schema.DERIVED_V] == "1"
+    reopened.close()
+
+
 def test_a_store_open_in_another_process_is_a_clear_error(tmp_path: Path) -> None:
     import subprocess
     import sys
