@@ -85,14 +85,14 @@ ONLY_WHAT_IS_HERE = "（这里没写到的事就是不知道，直说不知道�
 
 def render_block(
     safety: Sequence[Memory], related: Sequence[Memory], now: float, *, looked: bool = False,
-    personal: bool = False, inline_rules: bool = True,
+    personal: bool = False, inline_rules: bool = False,
 ) -> str:  # fmt: skip
     """The memory block for one turn. Empty when nothing was recalled — unless the request was
     looked up for safety constraints (it then says none applies) or is a personal question (it
     then says memory holds nothing about it, so even a small model refuses instead of
-    inventing). ``inline_rules=False`` leaves the group rules to the static system prompt
-    (``MEMORY_RULES`` says both): every line of the block is read by the model on each turn,
-    the static prompt once."""
+    inventing). The group rules are left to the static system prompt (``MEMORY_RULES`` says
+    both): every token of the block is read by the model on each turn, the cached prompt once
+    (``inline_rules=True`` repeats them here; measured in the README)."""
     if not safety and not related and not looked and not personal:
         return ""
     shared = shared_speaker([*safety, *related])

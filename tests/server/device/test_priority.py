@@ -75,11 +75,17 @@ async def test_no_write_server_means_nothing_to_pause() -> None:
         assert priority.in_flight == 1
 
 
-def test_a_paused_child_stops_and_a_stopped_one_can_still_be_stopped(tmp_path: Path) -> None:
+async def test_a_paused_child_stops_and_a_stopped_one_can_still_be_stopped(
+    tmp_path: Path,
+) -> None:
+    """The kernel acts on SIGSTOP / SIGCONT a moment after they are sent (the child may be
+    running on the other core): the state is awaited, bounded."""
     child = busy_child(tmp_path)
     try:
-        assert child.pause() and state(child) == "T"
-        assert child.resume() and state(child) != "T"
+        assert child.pause()
+        await wait_until(lambda: state(child) == "T", within_s=5)
+        assert child.resume()
+        await wait_until(lambda: state(child) != "T", within_s=5)
         child.pause()
     finally:
         child.stop()  # SIGCONT first: a paused process could not act on SIGTERM

@@ -52,9 +52,9 @@ def test_the_group_rules_can_be_left_to_the_static_prompt() -> None:
     from server.memory.render import MEMORY_RULES, ONLY_WHAT_IS_HERE, SAFETY_RULE
 
     safety, related = [memory("我老婆对海鲜过敏", "老婆")], [memory("我爱喝茶")]
-    inline = render_block(safety, related, NOW, personal=True)
+    inline = render_block(safety, related, NOW, personal=True, inline_rules=True)
     assert SAFETY_RULE in inline and ONLY_WHAT_IS_HERE in inline
-    lean = render_block(safety, related, NOW, personal=True, inline_rules=False)
+    lean = render_block(safety, related, NOW, personal=True)
     assert SAFETY_RULE not in lean and ONLY_WHAT_IS_HERE not in lean
     assert "- 我老婆对海鲜过敏" in lean and "- 我爱喝茶" in lean
     assert SAFETY_RULE in MEMORY_RULES  # still said, once, in the cached system prompt
