@@ -109,3 +109,47 @@ def test_an_import_line_may_carry_its_cues(store: MemoryStore, embedder: UseEmbe
     [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "去走玻璃栈道")], NOW)
     assert {h.cue for h in hits} == {"玻璃栈道", "摩天轮"}
     assert {h.memory.key for h in hits} == {stored[0].key} and store.count(ZHANG) == 2
+
+
+def test_a_store_that_kept_cues_in_the_memory_shard_moves_them_on_open(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """Stores before per-person cue shards kept each person's cues under a cue tenant of the
+    memory shard: opened now, they move to the person's shard and work as before."""
+    import qdrant_edge as qe
+
+    from memory.store import cue_points
+
+    path = tmp_path / "edge"
+    store = EdgeMemoryStore(path, embedder.dim)
+    mango = _remember(store, embedder, ZHANG, "女儿对芒果过敏")
+    cues = ["芒果冰沙", "水果拼盘"]
+    legacy = cue_points(ZHANG, mango, cues, embedder.embed(cues))
+    store._shard.update(qe.UpdateOperation.upsert_points([qe.Point(*p) for p in legacy]))
+    store.close()
+    reopened = EdgeMemoryStore(path, embedder.dim)
+    [hits] = reopened.search_batch(ZHANG, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
+    assert hits[0].memory.key == mango.key and hits[0].cue == "芒果冰沙"
+    assert reopened.count(ZHANG) == 1
+    left = reopened._shard.count(qe.CountRequest(filter=qe.Filter(must_not=[
+        qe.IsEmptyCondition("cue_of")])))  # fmt: skip
+    assert left == 0
+    reopened.drop_cues(ZHANG, [mango.key])
+    [gone] = reopened.search_batch(ZHANG, [_cue_search(embedder, "来杯芒果冰沙")], NOW)
+    assert gone == []
+    reopened.close()
+
+
+def test_copies_of_one_cue_text_all_come_back(tmp_path: Path, embedder: UseEmbedder) -> None:
+    """The same cue made for several memories is the same vector several times (a graph's blind
+    spot): every copy joins a search that finds one, however small its limit."""
+    store = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
+    memories = [
+        _remember(store, embedder, ZHANG, t) for t in ("女儿对芒果过敏", "老婆不吃辣", "我在减肥")
+    ]
+    for memory in memories:
+        store.put_cues(ZHANG, memory, ["聚餐"], embedder.embed(["聚餐"]))
+    [vector] = embedder.embed(["周末去聚餐"])
+    [hits] = store.search_batch(ZHANG, [Search(vector, 1, None, cues=True)], NOW)
+    assert sorted(h.memory.key for h in hits) == sorted(m.key for m in memories)
+    store.close()
