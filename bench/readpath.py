@@ -113,21 +113,6 @@ def make_queries(items: list[Item], data: Dataset, count: int, rng: random.Rando
     return queries
 
 
-def cue_agreement(store: EdgeMemoryStore, embedder: UseEmbedder,
-                  queries: list[tuple[PersonId, str, str | None]], limit: int,
-                  threshold: float) -> tuple[int, int]:  # fmt: skip
-    """Of the cue hits an exact scan of each person's cues finds for these questions, how many
-    the read path's graph search found too: (found, exact hits)."""
-    found = total = 0
-    for person, question, _target in queries:
-        [vector] = embedder.embed([question])
-        exact = store.cue_shards.search(person, vector, limit, threshold, exact=True)
-        searched = {str(p.id) for p in store.cue_shards.search(person, vector, limit, threshold)}
-        total += len(exact)
-        found += sum(str(p.id) in searched for p in exact)
-    return found, total
-
-
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
@@ -189,7 +174,7 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             store = EdgeMemoryStore(folder / "edge", embedder.dim)
             started = time.perf_counter()
             data = build_store(store, items, vectors, persons, per_person, rng, cues)
-            points = store._shard.info().points_count + store.cue_shards.count()
+            points = store._shard.info().points_count
             load_s = time.perf_counter() - started
             # what `hearth up` does at start-up with the embedded store (memory.index_min_points)
             indexed = store.index(settings.memory.index_min_points)
@@ -199,8 +184,6 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
             ours = await run_hearth(read_path, qs, slot_of)
             ours["index_s"] = indexed[1] if indexed else None
             ours["points"] = int(points)
-            m = settings.memory
-            ours["cues_found"] = cue_agreement(store, embedder, qs, m.cue_limit, m.cue_threshold)
             store.close()
             theirs = (await asyncio.to_thread(run_mem0, embedder, items, vectors, data,
                                               qs[:mem0_queries], folder, slot_of)) if mem0_queries else None  # fmt: skip
@@ -209,10 +192,6 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
     for per_person, _load, ours, _theirs in rows:
         console.print(f"{persons}×{per_person}: {ours['points']} points in the store "
                       f"({cues} cues per constraint and preference)")  # fmt: skip
-        found, exact = ours["cues_found"]
-        if exact:
-            console.print(f"cue search (graph): found {found} of the {exact} cue hits an exact "
-                          f"scan finds ({found / exact:.2%})")  # fmt: skip
 
 
 def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]], persons: int,

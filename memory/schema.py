@@ -89,13 +89,10 @@ def person_entity(person: PersonId, entity: str) -> str:
     return f"{person}:{entity}"
 
 
-CUE_SUFFIX = "~cues"
-
-
 def cue_tenant(person: PersonId) -> str:
     """The PERSON value of a person's cue points ('~' never occurs in a person id:
     ``memory.identity.PERSON_PATTERN``)."""
-    return f"{person}{CUE_SUFFIX}"
+    return f"{person}~cues"
 
 
 def cue_id(memory: MemoryId, cue: str) -> str:

@@ -24,7 +24,6 @@ import qdrant_edge as qe
 
 from config.settings import SettingsError
 from memory import schema
-from memory.cue_shards import CueShards
 from memory.schema import Memory, MemoryId, PersonId
 
 T = TypeVar("T")
@@ -135,8 +134,6 @@ def owned_by(person: PersonId, records: Iterable[Any]) -> list[Memory]:
     return [m for m in memories_of(records) if m.person == person]
 
 
-# cue points in the memory shard: where stores before ``memory.cue_shards`` kept them
-_LEGACY_CUES = qe.Filter(must_not=[qe.IsEmptyCondition(schema.CUE_OF)])
 # the memories whose derived fields another DERIVATION made (or none): cue points have no text
 STALE = qe.Filter(
     must_not=[
@@ -282,8 +279,6 @@ class EdgeMemoryStore:
                 "store (stop the other `hearth up`, or use its admin API: operator commands do)",
             ) from exc
         self._write = threading.Lock()
-        # each person's cues in a shard of their own, beside this one (``memory.cue_shards``)
-        self.cue_shards = CueShards(path.with_name(path.name + ".cues"), dim)
         for key in schema.KEYWORD_FIELDS:
             if key not in indexed:
                 # the tenant key: indexed segments keep each person's points together
@@ -305,8 +300,6 @@ class EdgeMemoryStore:
             or self._shard.count(qe.CountRequest(filter=STALE, exact=True))
         ):
             self._backfill_derived()
-        if not fresh and self._shard.count(qe.CountRequest(filter=_LEGACY_CUES, exact=True)):
-            self._move_cues()
 
     @staticmethod
     def _open(path: Path, dim: int, fresh: bool) -> tuple[qe.EdgeShard, bool]:
@@ -337,43 +330,17 @@ class EdgeMemoryStore:
     def index(self, min_points: int) -> tuple[int, float] | None:
         """Fold the vectors written since the last index into indexed segments (a 2-bit copy in
         RAM, each person's points together) once at least ``min_points`` (> 0) of them wait in
-        the appendable segment, and build the graphs of the cues written since (any number).
-        It holds the write lock for the whole build (~15 s for 100,000 memories on 2 cores), so
-        it runs where nothing else writes: at start-up and after a direct ``hearth memory
-        import``. Returns (vectors folded, seconds), or None."""
-        if min_points <= 0:
-            return None
+        the appendable segment. It holds the write lock for the whole build (~15 s for 100,000
+        memories on 2 cores), so it runs where nothing else writes: at start-up and after a
+        direct ``hearth memory import``. Returns (vectors folded, seconds), or None."""
         info = self._shard.info()
         pending = int(info.points_count) - int(info.indexed_vectors_count)
+        if not self.indexable or min_points <= 0 or pending < min_points:
+            return None
         started = time.perf_counter()
-        folded = 0
         with self._write:
-            if self.indexable and pending >= min_points:
-                self._shard.optimize()
-                folded += pending
-            folded += self.cue_shards.index()
-        return (folded, time.perf_counter() - started) if folded else None
-
-    def _move_cues(self) -> None:
-        """Stores from before per-person cue shards kept cues in the memory shard, under each
-        person's cue tenant: move them (vectors and payload as they are)."""
-        while True:
-            records, _ = self._shard.scroll(
-                qe.ScrollRequest(
-                    limit=512, filter=_LEGACY_CUES, with_payload=True, with_vector=True
-                )
-            )
-            if not records:
-                return
-            moved: dict[str, list[qe.Point]] = {}
-            for record in records:
-                payload = dict(record.payload or {})
-                person = str(payload.get(schema.PERSON, "")).removesuffix(schema.CUE_SUFFIX)
-                point = qe.Point(record.id, list(_dense(record.vector)), payload)
-                moved.setdefault(person, []).append(point)
-            for person, points in moved.items():
-                self.cue_shards.add(PersonId(person), points)
-            self._shard.update(qe.UpdateOperation.delete_points([r.id for r in records]))
+            self._shard.optimize()
+        return pending, time.perf_counter() - started
 
     def _backfill_derived(self) -> None:
         """Stores written before a derived field existed (``schema.DERIVED_FIELDS``) or by
@@ -432,13 +399,6 @@ class EdgeMemoryStore:
         for search in searches:
             if search.text is not None:
                 results.append(self._lexical(person, search, now))
-                continue
-            if search.cues:
-                self._person(person)
-                found = self.cue_shards.search(
-                    person, search.vector, search.limit, search.threshold
-                )
-                results.append(hits_of(person, search, found))
                 continue
             request = qe.QueryRequest(
                 limit=search.limit,
@@ -518,18 +478,27 @@ class EdgeMemoryStore:
                 self._shard.update(qe.UpdateOperation.delete_points(owned))
             self.drop_cues(person, [MemoryId(str(key)) for key in owned])
 
+    def _cues_of(self, person: PersonId, ids: list[MemoryId]) -> qe.Filter:
+        of = qe.FieldCondition(schema.CUE_OF, match=qe.MatchAny([str(i) for i in ids]))
+        return qe.Filter(must=[self._tenant(person, True), of])
+
     def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
-        self._person(person)
         if ids:
             with self._write:
-                self.cue_shards.drop(person, ids)
+                self._shard.update(
+                    qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, ids))
+                )
 
     def put_cues(
         self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
     ) -> None:
         points = [qe.Point(*point) for point in cue_points(person, memory, cues, vectors)]
         with self._write:
-            self.cue_shards.put(person, memory.key, points)
+            self._shard.update(
+                qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, [memory.key]))
+            )
+            if points:
+                self._shard.update(qe.UpdateOperation.upsert_points(points))
 
     def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
         owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]
@@ -539,18 +508,16 @@ class EdgeMemoryStore:
 
     def delete_person(self, person: PersonId) -> None:
         with self._write:
-            self._shard.update(
-                qe.UpdateOperation.delete_points_by_filter(self._filter(person, None, None))
-            )
-            self.cue_shards.delete_person(person)
+            for search in (None, Search([], 0, cues=True)):
+                self._shard.update(
+                    qe.UpdateOperation.delete_points_by_filter(self._filter(person, search, None))
+                )
 
     def flush(self) -> None:
         with self._write:
             self._shard.flush()
-            self.cue_shards.flush()
 
     def close(self) -> None:
         with self._write:
             self._shard.flush()
             self._shard.close()
-            self.cue_shards.close()
