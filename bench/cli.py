@@ -9,11 +9,17 @@ from typing import Annotated
 import typer
 import yaml
 
+from bench.signals import stop_on_sigterm
 from config.settings import HearthSettings
 from server.cli.common import console, run_async, settings_or_exit
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (print figures)")
 READPATH_SCALES = [1000, 10000]
+
+
+@bench_app.callback()
+def _bench() -> None:
+    stop_on_sigterm()  # a bench stopped with SIGTERM stops the `hearth up` it started
 
 
 @bench_app.command("device")
