@@ -193,8 +193,9 @@ class ReadPath:
             _collect(found, about, "relation", now)
         clock.lap("round1")
         second: list[Search] = []
-        # a word match or a clash in time is no sign the question is about whoever it names
-        starters = [r for r in found.values() if r.why not in ("lexical", "schedule")]
+        # a word match, a clash in time or a constraint the lookup read as a safety net is no
+        # sign the question is about whoever it names
+        starters = [r for r in found.values() if r.why not in ("lexical", "schedule", "lookup")]
         names = _names_from(starters, relations)
         names += [w for w in _linked(found.values(), question) if w not in names + relations]
         if names and s.entity_limit:

@@ -255,3 +255,11 @@ async def test_a_word_match_about_the_relation_asked_starts_the_name_round(
     recalled = {r.memory.text: r for r in recall.safety + recall.related}
     assert recalled["女儿叫小橙子，今年五岁"].why == "relation"
     assert "小橙子特别喜欢恐龙" in recalled
+
+
+async def test_a_looked_up_constraint_starts_no_name_round(read_path: ReadPath) -> None:
+    """「买点海底捞的虾滑回来涮」 is looked up (food): 小橙子's peanut allergy is read as a safety
+    net, which is no sign the request is about her — her dinosaurs and piano stay out."""
+    recall = await read_path.recall(ZHANG, "买点海底捞的虾滑回来涮")
+    assert recall.looked
+    assert not any("小橙子" in t for t in texts(recall.related)), recall.block
