@@ -69,7 +69,9 @@ SLOTS = "slots"
 WHEN = "when"
 DERIVED_V = "derived_v"  # the DERIVATION a memory's derived fields were made by
 # Bump when the rules behind ``derived`` change (``memory.slot_kinds``, ``memory.when``): a store
-# re-derives every memory made by another version when it opens.
+# re-derives every memory made by another version when it opens. A test fingerprints what
+# ``derived`` makes of the bench and fixture texts and fails until the bump is recorded
+# (``tests/memory/test_derivation.py``).
 DERIVATION = "1"
 # "When it matters" cues (README "Cues"): extra points that point at one memory — short
 # situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
