@@ -183,7 +183,8 @@ class ReadPath:
                                      s.safety_lookup_limit)  # fmt: skip
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
         if asked:
-            _collect(found, _about_whom_asked(question, anchored, next(rounds)), "slot", now)
+            about_whom = _about_whom_asked(question, anchored, relations, next(rounds))
+            _collect(found, about_whom, "slot", now)
         if at:
             scope = lookup.scope_of(question)
             then = [h for h in next(rounds) if scope.covers(question, h.memory)]
@@ -331,19 +332,20 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     return Grounds(question, tuple(texts))
 
 
-def _about_whom_asked(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
+def _about_whom_asked(
+    question: str, anchored: bool, relations: list[str], hits: list[Hit]
+) -> list[Hit]:
     """Slot hits about whoever the question asks about, and facts, not plans (「妈妈要来杭州住一
     周」 is no one's home): the one it names (「小橙子几岁了」), its relation words (「我老婆在哪
     上班」 is not answered with the speaker's job), or else — in a question anchored in the
     household (我, 我家, 咱家) — the speaker. A question about nobody of the household
-    (「你叫什么名字？」) takes none."""
-    relations = entities.relations_in(question)
+    (「你叫什么名字？」) takes none. ``relations``: the question's (``entities.relations_in``)."""
     kept = []
     for hit in hits:
         memory = hit.memory
-        about = [w for w in (memory.subject, *memory.entities) if w]
         if memory.cls is MemoryClass.EVENT:
             continue
+        about = [w for w in (memory.subject, *memory.entities) if w]
         if entities.mentions(question, memory.subject, memory.entities):
             kept.append(hit)
         elif relations:
