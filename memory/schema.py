@@ -72,7 +72,7 @@ DERIVED_V = "derived_v"  # the DERIVATION a memory's derived fields were made by
 # re-derives every memory made by another version when it opens. A test fingerprints what
 # ``derived`` makes of the bench and fixture texts and fails until the bump is recorded
 # (``tests/memory/test_derivation.py``).
-DERIVATION = "1"
+DERIVATION = "2"
 # "When it matters" cues (README "Cues"): extra points that point at one memory — short
 # situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
 # 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no

@@ -1,5 +1,5 @@
 """What a memory states about someone — where they live, where they work, where they study,
-their name, their age, what they like — and which of these a question asks for.
+their name, their age, what they like, where they are from — and which of these a question asks for.
 
 One home for the statement patterns: the write path's slot rules (``workers.slots``: a new job
 replaces the old one) and the payload (``schema.SLOTS``, derived from the text) both read them.
@@ -26,6 +26,13 @@ STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # write path's rules — only a kind a question can ask for
 LIKES = ("likes", re.compile(r"喜欢|爱吃|爱喝|爱看|爱玩|爱听|着迷|迷上|最爱|爱好|兴趣"))
 
+# where someone is from: one value, but no slot of the write path's rules either (a new home is
+# no new hometown; rare enough to leave to the extraction's UPDATE)
+HOMETOWN = (
+    "hometown",
+    re.compile(r"老家|籍贯|出生在|出生于|土生土长|是[\u4e00-\u9fff]{2,3}人(?![员士])"),
+)
+
 # a question asking for one of them (the forms people use, not the statements' words)
 QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("residence", re.compile(r"住(?:在)?哪|家在哪|搬(?:到|去|家)|住址|地址|住的地方")),
@@ -39,18 +46,22 @@ QUESTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("name", re.compile(r"叫什么|叫啥|名字|怎么称呼")),
     ("age", re.compile(r"几岁|多大了|多大年纪|年纪|岁数|年龄")),
     (
+        "hometown",
+        re.compile(r"哪(?:里|儿)?(?:的)?人|老家|籍贯|在哪(?:里|儿)?出生|哪(?:里|儿)?出生"),
+    ),
+    (
         "likes",
         re.compile(
             r"喜欢(?:吃|喝|玩|看|听)?(?:什么|啥)|爱(?:吃|喝|玩|看|听)(?:什么|啥)|着迷|迷什么|最爱|爱好|兴趣"
         ),
     ),
 )
-KINDS = (*(kind for kind, _ in STATEMENTS), LIKES[0])
+KINDS = (*(kind for kind, _ in STATEMENTS), LIKES[0], HOMETOWN[0])
 
 
 def kinds_of(text: str) -> list[str]:
     """Every kind a memory's text states (「女儿叫小橙子，今年五岁」: name and age)."""
-    return [kind for kind, pattern in (*STATEMENTS, LIKES) if pattern.search(text)]
+    return [kind for kind, pattern in (*STATEMENTS, LIKES, HOMETOWN) if pattern.search(text)]
 
 
 def asked(question: str) -> tuple[str, ...]:

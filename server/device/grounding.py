@@ -26,13 +26,15 @@ Only Chinese is checked (the device language of the defaults); other languages p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 import cn2an
 import jieba
 import jieba.posseg
+
+from memory import slot_kinds
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
@@ -47,6 +49,15 @@ _ASKS_ADVICE = re.compile(
     r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
     r"要带|该|适合|值得|玩|撞|冲突|送|买|做什么菜|吃什么|喝什么|帮我|给我|替我"
 )
+# where the answer is an instance of the word that follows (「什么品种」「哪个明星」)
+_CATEGORY_BEFORE = re.compile(
+    r"(?:什么|啥|哪(?:个|种|类|家|只|位|所|款|一个|一种)?|几(?:个|种|位)?)$"
+)
+# what to watch out for (the safety constraints answer it), and a question of several asks
+_CAUTION = re.compile(r"注意|小心|忌口|禁忌|饮食|身体|毛病|健康|能不能|可不可以|能吃|能喝")
+_SEVERAL = re.compile(r"[，,；;、]")
+# 「豆豆是公的还是母的？」: the two values asked between
+_CHOICE_SIDES = re.compile(r"是([^，。？?还]{1,8}?)还是([^，。？?]{1,8}?)[的呢啊呀]*[？?]?\s*$")
 # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # the sentence already says it does not know
@@ -70,13 +81,16 @@ jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 @dataclass(frozen=True)
 class Grounds:
     """What a reply to a personal fact question may state: the question, what memory holds about
-    whoever it is about, what the person said earlier in the session."""
+    whoever it is about, what the person said earlier in the session. ``lacking``: memory
+    surely holds no answer (``memory_lacks``): the reply says it does not know before anything
+    else."""
 
     question: str
     texts: tuple[str, ...]
+    lacking: bool = False
 
     def with_said(self, said: Iterable[str]) -> Grounds:
-        return Grounds(self.question, (*self.texts, *said))
+        return Grounds(self.question, (*self.texts, *said), self.lacking)
 
     @cached_property
     def source(self) -> str:
@@ -95,6 +109,46 @@ def asks_for_a_fact(question: str) -> bool:
     if asks is None or _REQUEST.match(question):
         return False
     return _ASKS_ADVICE.search(question) is None or _ASKS_LIKING.search(question) is not None
+
+
+def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> bool:
+    """Do ``texts`` — what memory holds about whoever a fact question is about — surely hold no
+    answer to it? Only when that is plain, so a right answer is never refused:
+
+    - nothing is held about them at all (「我儿子叫什么名字？」 with no son in memory);
+    - the question asks for a kind of fact (``memory.slot_kinds``: a name, an age, where they
+      live or work or study, what they like, where they are from) and no text states one
+      (「豆豆今年几岁了？」 when memory has his name and breed only);
+    - a choice between two values neither of which any text has a character of
+      (「豆豆是公的还是母的？」);
+    - in a single ask that is not about what to watch out for (the constraints answer that),
+      the specific things it asks about (「小橙子的班主任姓什么？」: 班主任), leaving out
+      ``names`` (who it is about) and the word after 什么/哪个 (「什么品种」 is answered by
+      「柯基」: a category, never looked for as written), share no character with any text.
+    """
+    if not texts:
+        return True
+    kinds = set(slot_kinds.asked(question))
+    if kinds:
+        return not any(kinds & set(slot_kinds.kinds_of(text)) for text in texts)
+    held = "".join(texts)
+    choice = _CHOICE_SIDES.search(question)
+    if choice:
+        sides = [side.rstrip("的呢") for side in choice.groups()]
+        return not any(char in held for side in sides for char in side)
+    if _CAUTION.search(question) or _SEVERAL.search(question.rstrip("？?。 ")):
+        return False  # what to watch out for is the constraints' to answer; several asks, any
+    people = [name for name in names if name]
+    pairs = jieba.posseg.lcut(question)
+    focus = []
+    for i, pair in enumerate(pairs):
+        word = pair.word.strip()
+        if not _specific(word, pair.flag) or any(word in n or n in word for n in people):
+            continue
+        if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])):
+            continue
+        focus.append(word)
+    return bool(focus) and not any(char in held for word in focus for char in word)
 
 
 def warm() -> None:
@@ -163,6 +217,11 @@ def continues(sentence: str) -> bool:
 def states_something(sentence: str) -> bool:
     """Does ``sentence`` state a fact at all (a name, place, thing or number)?"""
     return any(_specific(p.word.strip(), p.flag) for p in jieba.posseg.lcut(sentence))
+
+
+def admits(sentence: str) -> bool:
+    """Does ``sentence`` say it does not know (「这个你还没跟我说过」)?"""
+    return any(_ADMITS.search(said) for said in (sentence, sentence.replace("没有", "没")))
 
 
 def dont_know(language: str) -> str | None:

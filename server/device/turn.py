@@ -25,11 +25,23 @@ from providers.llm import ChatLLM, Message, TextDelta, ToolCall, ToolCallsReady
 from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
-from server.device.claims import LOOKUP_TOOLS, claims_action, honest_sentence
+from server.device.claims import (
+    LOOKUP_TOOLS,
+    acknowledges_only,
+    apologises_only,
+    claims_action,
+    declined_note,
+    honest_sentence,
+    reminds,
+    requested_act,
+    says_cannot,
+    tool_could_do,
+)
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
 from server.device.grounding import (
     Grounds,
+    admits,
     continues,
     dont_know,
     states_something,
@@ -155,6 +167,9 @@ class Turn:
         self._stated = False  # a sentence stating a fact that holds was spoken
         self._dropped_last = False  # the sentence before this one was not spoken
         self._grounds: Grounds | None = None  # a fact question: what the reply may state
+        self._admitted = False  # a sentence saying it does not know was spoken
+        self._declining = False  # an act no offered tool does: the reply must say it cannot
+        self._constraints = False  # the read path recalled safety constraints this turn
         self._code = CodeBlocks(services.language)  # a fenced code block is not read aloud
         self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
@@ -179,7 +194,13 @@ class Turn:
                 await queue.put(self.services.sentence(cause))
                 return
             honest = dont_know(self.services.language)
-            if self._fact_dropped and not self._stated and honest is not None:
+            lacking = self._grounds is not None and self._grounds.lacking
+            cannot = honest_sentence(self.services.language)
+            if self._declining and cannot is not None:
+                await self._put(queue, cannot)  # it never said it cannot: say it last
+            elif lacking and not self._admitted and honest is not None:
+                await self._put(queue, honest)  # memory has no answer: never end without saying so
+            elif self._fact_dropped and not self._stated and honest is not None:
                 await self._queue_text(queue, honest)  # every fact it stated was invented
             elif not self._queued:  # the model said nothing speakable: never leave silence
                 log.warning("turn.empty_reply", question=text)
@@ -238,10 +259,13 @@ class Turn:
 
     # ---- thinking ---------------------------------------------------------------------------
 
-    async def _messages(self, text: str, history: list[Message]) -> list[Message]:
-        """Static system prompt first, then history, then this turn's blocks (memory) in their
-        own system message right before the user's words: everything before them is the same
-        from turn to turn, so a local llama.cpp server reuses its KV cache for that prefix."""
+    async def _messages(
+        self, text: str, history: list[Message], functions: list[dict[str, Any]]
+    ) -> list[Message]:
+        """Static system prompt first, then history, then this turn's blocks (memory, an act
+        no tool does) in their own system message right before the user's words: everything
+        before them is the same from turn to turn, so a local llama.cpp server reuses its KV
+        cache for that prefix."""
         blocks = []
         for contributor in self.services.contributors:
             try:
@@ -253,9 +277,26 @@ class Turn:
                 continue
             if block:
                 blocks.append(block)
+        note = self._declined(text, functions)
+        if note:
+            blocks.append(note)
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
         return [{"role": "system", "content": self.services.system_prompt}, *history, *turn_context,
                 {"role": "user", "content": text}]  # fmt: skip
+
+    def _declined(self, text: str, functions: list[dict[str, Any]]) -> str | None:
+        """An act no offered tool does (「帮我定个七点的闹钟」 with no alarm tool): the reply
+        must say it cannot (``_decline``); returns this turn's note to the model. A safety
+        constraint the read path recalled is said before it (the safety rule: first)."""
+        act = requested_act(text)
+        if act is None or honest_sentence(self.services.language) is None:
+            return None
+        if tool_could_do(act, functions):
+            return None
+        groups = (self.context.trace.memory or {}).get("groups") or {}
+        self._declining, self._constraints = True, bool(groups.get("safety"))
+        log.info("turn.act_without_tool", act=act.what, question=text)
+        return declined_note(act, self.services.language, constraints=self._constraints)
 
     def _functions(self) -> list[dict[str, Any]]:
         functions = self.services.tools.functions()
@@ -272,13 +313,14 @@ class Turn:
         already run with the same arguments is not run again, and when a round after tool
         results says nothing speakable the model gets one last round without tools, the results
         given as plain context before the user's words (``turn.tool_results_folded``)."""
-        base = await self._messages(text, history)
+        offered = self._functions()
+        base = await self._messages(text, history, offered)
         if self.context.trace.grounds is not None:  # what the person said this session counts
             said = [str(m["content"]) for m in history if m["role"] == "user"]
             self._grounds = self.context.trace.grounds.with_said(said)
         self.timing.mark("prompt_ready", self.services.clock())
         messages = list(base)
-        functions = self._functions() if self.settings.max_tool_rounds else []
+        functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
         ran: list[tuple[ToolCall, str]] = []
         rounds = 0
@@ -341,14 +383,35 @@ class Turn:
             return
         self._opening = self._opening or spoken
         checked = self._claimed(spoken)
+        if checked is not None and self._declining:
+            checked = await self._decline(checked, queue)
         checked = None if checked is None else self._invented(checked)
         if checked is None:
             return  # not spoken
-        text = checked
+        await self._put(queue, checked)
+
+    async def _put(self, queue: SentenceQueue, text: str) -> None:
         if speakable(text):
             self._queued += 1
             self.timing.mark("first_sentence", self.services.clock())
         await queue.put(text)
+
+    async def _decline(self, text: str, queue: SentenceQueue) -> str | None:
+        """In a turn asking for an act no tool does, the reply says it cannot: its first
+        sentence, or right after a safety reminder; else the honest sentence goes first. A
+        bare 「好的，」 before it is dropped (it would sound like a yes)."""
+        honest = honest_sentence(self.services.language)
+        if honest is None or says_cannot(text):
+            self._declining = False
+            return text
+        if acknowledges_only(text):
+            return None
+        if apologises_only(text) or (self._constraints and reminds(text)):
+            return text
+        self._declining = False
+        self._claim_replaced = True  # a claim later in the turn is dropped, not said again
+        await self._put(queue, honest)
+        return text
 
     def _claimed(self, text: str) -> str | None:
         """``text`` unless it claims an act no tool took: then the honest sentence (None: said
@@ -373,6 +436,19 @@ class Turn:
             return text
         if self.context.trace.tool_calls:
             return text
+        if grounds.lacking and not self._admitted:
+            # memory holds no answer: nothing is said before "I don't know" (a small model
+            # answers 「班主任姓王」 from the piano teacher's line)
+            if admits(text):
+                self._admitted = True
+                return text
+            missing = unsupported(text, grounds)
+            log.warning("turn.answer_memory_lacks_dropped", said=text, unsupported=missing)
+            metrics.INVENTED_FACTS_REPLACED.inc()
+            why = "memory holds no answer" + (f", not in memory: {missing}" if missing else "")
+            self.context.trace.replaced.append({"said": text, "why": why})
+            self._dropped_last = True
+            return None
         missing = unsupported(text, grounds)
         if not missing and not (self._dropped_last and continues(text)):
             self._dropped_last = False

@@ -59,7 +59,7 @@ from memory import entities, slot_kinds, terms, when
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
-from server.device.grounding import Grounds, asks_for_a_fact, places_in
+from server.device.grounding import Grounds, asks_for_a_fact, memory_lacks, places_in
 from server.device.grounding import warm as warm_words
 from server.device.tools import ToolContext
 from server.memory import lookup
@@ -121,6 +121,7 @@ class Recall:
             },
             "prompt_block": self.block,
             "safety_lookup": self.looked,
+            "memory_lacks": self.grounds is not None and self.grounds.lacking,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
@@ -224,6 +225,7 @@ class ReadPath:
         ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
         result.safety = [r for r in ordered if r.group == "safety"]
         result.related = [r for r in ordered if r.group == "related"]
+        result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
         result.block = render_block(
             [r.memory for r in result.safety],
             [r.memory for r in result.related],
@@ -231,8 +233,8 @@ class ReadPath:
             looked=result.looked,
             personal=anchored,
             inline_rules=s.inline_rules,
+            lacking=result.grounds is not None and result.grounds.lacking,
         )
-        result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result
@@ -327,9 +329,27 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     if not anchored and not named:
         return None
     scope = lookup.scope_of(question)
-    texts = [describe(m, now) for m in recalled if scope.covers(question, m)]
+    # the names of whoever the question names by relation (「女儿叫小橙子」: 「小橙子特别喜欢恐龙」
+    # is about 「我女儿」 too)
+    relations = set(scope.relations)
+    aliases = {
+        word
+        for m in recalled
+        if relations & {m.subject, *m.entities} and "name" in slot_kinds.kinds_of(m.text)
+        for word in (m.subject, *m.entities)
+        if word and word not in entities.SELF_WORDS
+    }
+    about = [
+        m for m in recalled
+        if scope.covers(question, m) or aliases & {m.subject, *m.entities}
+    ]  # fmt: skip
+    texts = [describe(m, now) for m in about]
     texts += sorted({m.speaker for m in recalled if m.speaker and m.speaker != "me"})
-    return Grounds(question, tuple(texts))
+    # who it is about is no thing it asks for: their names, relation words and subjects
+    names = {*entities.relations_in(question), *entities.SELF_WORDS, "我家", "我们家", "咱家"}
+    names |= {w for m in recalled for w in (m.subject, *m.entities) if w}
+    lacking = memory_lacks(question, [m.text for m in about], names)
+    return Grounds(question, tuple(texts), lacking)
 
 
 def _about_whom_asked(

@@ -81,19 +81,22 @@ def describe(memory: Memory, now: float, speaker_said: bool = False) -> str:
 LOOKED_NOTHING = "已查过：这次请求不涉及记录的安全约束。"
 NO_MEMORY = "没有关于这件事的记忆。不知道就直说不知道，不要猜，不要编。"
 ONLY_WHAT_IS_HERE = "（这里没写到的事就是不知道，直说不知道，不要编。）"
+# the read path found the question's answer in none of these (``grounding.memory_lacks``)
+NOT_HERE = "（这些记忆里没有这个问题的答案：第一句就说你还没跟我说过、不知道，不要拿它们来凑。）"
 
 
 def render_block(
     safety: Sequence[Memory], related: Sequence[Memory], now: float, *, looked: bool = False,
-    personal: bool = False, inline_rules: bool = False,
+    personal: bool = False, inline_rules: bool = False, lacking: bool = False,
 ) -> str:  # fmt: skip
     """The memory block for one turn. Empty when nothing was recalled — unless the request was
     looked up for safety constraints (it then says none applies) or is a personal question (it
     then says memory holds nothing about it, so even a small model refuses instead of
     inventing). The group rules are left to the static system prompt (``MEMORY_RULES`` says
     both): every token of the block is read by the model on each turn, the cached prompt once
-    (``inline_rules=True`` repeats them here; measured in the README)."""
-    if not safety and not related and not looked and not personal:
+    (``inline_rules=True`` repeats them here; measured in the README). ``lacking``: the
+    question asks a fact none of these memories holds — the block says so."""
+    if not safety and not related and not looked and not personal and not lacking:
         return ""
     shared = shared_speaker([*safety, *related])
     lines = [f"<memory>（以下都是{shared}的）" if shared else "<memory>"]
@@ -105,9 +108,11 @@ def render_block(
     if related:
         lines.append(RELATED_GROUP)
         lines += [describe(m, now, shared is not None) for m in related]
-        if personal and inline_rules:
+        if lacking:
+            lines.append(NOT_HERE)
+        elif personal and inline_rules:
             lines.append(ONLY_WHAT_IS_HERE)
-    elif personal:
+    elif personal or lacking:
         lines.append(f"{RELATED_GROUP}{NO_MEMORY}")
     lines.append("</memory>")
     return "\n".join(lines)

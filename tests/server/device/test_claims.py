@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.device.claims import claims_action
+from server.device.claims import ACTS, claims_action, requested_act, tool_could_do
 from tests.conftest import RunningHearth
 from tests.server.device.test_device_server import device_tools_known
 from tests.support.scripted_llm import Reply
@@ -50,8 +50,8 @@ async def test_a_claimed_alarm_without_an_alarm_tool_is_never_spoken(
     await device.connect()
     result = await device.ask("帮我定个明天早上七点的闹钟")
     await device.close()
-    # 「好的，」 went out on its own (the first clause is spoken at once); no claim follows it
-    assert result.text == "好的，这个我这里做不到。祝你睡个好觉。"
+    # a bare 「好的，」 is not said before it (it would sound like a yes); no claim follows
+    assert result.text == "这个我这里做不到。祝你睡个好觉。"
 
 
 async def test_an_act_a_tool_took_is_spoken_as_said(hearth: RunningHearth) -> None:
@@ -71,3 +71,89 @@ async def test_an_act_a_tool_took_is_spoken_as_said(hearth: RunningHearth) -> No
     result = await device.ask("把屏幕调亮一点")
     await device.close()
     assert result.text == "好的，我已经把屏幕亮度调好了。"
+
+
+@pytest.mark.parametrize(
+    "request_",
+    ["帮我定个明天早上七点的闹钟", "明天提醒我带伞", "每天晚上九点提醒我妈吃药", "明早六点半叫我起床",
+     "给我妈打个电话", "给老婆发条微信说我晚点回家", "帮我打开客厅的灯", "关灯", "把空调调到二十六度",
+     "帮我在京东上买一箱纸巾", "帮我把这个月的电费交了", "帮我订一张去北京的机票", "叫个外卖",
+     "把明天的会议加到日历里", "把这首歌设成我的手机铃声", "帮我预约周六的理发"],
+)  # fmt: skip
+def test_requests_to_act_are_recognised(request_: str) -> None:
+    assert requested_act(request_) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["给爷爷买箱酸奶", "周末带孩子去哪玩", "帮我想想晚饭吃什么", "放首周杰伦的歌", "给我讲个故事",
+     "提醒我一下小橙子对什么过敏", "我明天要去交电费", "闹钟怎么设？", "空调开到几度合适？",
+     "记一下，老婆的生日是三月十二号", "我想给妈妈买个按摩椅"],
+)  # fmt: skip
+def test_plans_questions_and_talk_are_no_requests_to_act(text: str) -> None:
+    """Talking a plan over is advice (the static rule says so), a question asks how."""
+    assert requested_act(text) is None
+
+
+def test_a_tool_that_could_do_the_act_is_found_by_its_words() -> None:
+    lights = requested_act("帮我打开客厅的灯")
+    assert lights is not None and lights in ACTS
+    lamp = {
+        "type": "function",
+        "function": {"name": "self_lamp_turn_on", "description": "Turn on the lamp"},
+    }
+    lookup = {
+        "type": "function",
+        "function": {"name": "check_safety", "description": "灯 alarm call"},
+    }
+    assert tool_could_do(lights, [lamp])
+    assert not tool_could_do(lights, [lookup])  # a lookup acts on nothing
+    alarm = requested_act("帮我定个七点的闹钟")
+    assert alarm is not None and not tool_could_do(alarm, [lamp])
+
+
+def _turn_notes(request: dict[str, object]) -> str:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return str(messages[-2]["content"]) if messages[-2]["role"] == "system" else ""
+
+
+async def test_an_act_no_tool_does_is_declined_first_whatever_the_model_says(
+    hearth: RunningHearth,
+) -> None:
+    """The local model echoed 「提醒一下，下午三点要去开会。」 as if a reminder were set: the
+    device says it cannot before it, and the model was told so."""
+    hearth.llm.responder = lambda req: Reply("提醒一下，下午三点要去开会。")
+    device = hearth.device()
+    await device.connect()
+    result = await device.ask("下午三点提醒我去开会")
+    await device.close()
+    assert result.text == "这个我这里做不到。提醒一下，下午三点要去开会。"
+    assert "做不到" in _turn_notes(hearth.llm.requests[-1])
+
+
+async def test_a_reply_that_says_it_cannot_is_spoken_as_said(hearth: RunningHearth) -> None:
+    hearth.llm.responder = lambda req: Reply("抱歉，我没法打电话。你可以用手机直接打给她。")
+    device = hearth.device()
+    await device.connect()
+    result = await device.ask("给我妈打个电话")
+    await device.close()
+    assert result.text == "抱歉，我没法打电话。你可以用手机直接打给她。"
+
+
+async def test_an_act_an_offered_tool_could_do_is_left_to_the_model(
+    hearth: RunningHearth,
+) -> None:
+    tool = {
+        "name": "self.lamp.turn_on",
+        "description": "Turn on the lamp",
+        "inputSchema": {"type": "object", "properties": {}},
+    }
+    hearth.llm.responder = lambda req: Reply("好的。")
+    device = hearth.device(mcp_tools=[tool])
+    await device.connect()
+    await device_tools_known(hearth, device)
+    result = await device.ask("帮我打开客厅的灯")
+    await device.close()
+    assert result.text == "好的。"
+    assert "<request>" not in _turn_notes(hearth.llm.requests[-1])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.device.grounding import Grounds, asks_for_a_fact, unsupported, warm
+from server.device.grounding import Grounds, asks_for_a_fact, memory_lacks, unsupported, warm
 
 WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二号", "老婆喜欢看悬疑小说"))
 
@@ -74,3 +74,34 @@ def test_weekdays_and_dates_compare_in_one_spelling() -> None:
     piano = Grounds("小橙子的钢琴课是星期几？", ("小橙子的钢琴课改到了每周六上午十点",))
     assert unsupported("小橙子的钢琴课是星期六上午10点。", piano) == []
     assert unsupported("是礼拜天。", piano) == ["礼拜天"]
+
+
+# what memory holds about each, as the read path scopes it (``_grounds``)
+DOG = ["我们家的狗叫豆豆，是一只柯基", "豆豆的狗粮从牛肉味换成了鸡肉味", "狗狗不能吃葡萄和巧克力"]
+DAUGHTER = ["女儿叫小橙子，今年五岁", "小橙子的钢琴老师姓王", "小橙子特别喜欢恐龙"]
+DAD = ["爸爸有痛风，不能喝啤酒", "爸爸退休以后最喜欢去钓鱼"]
+NAMES = {"豆豆", "小橙子", "女儿", "狗", "爸爸", "我爸", "我", "我家"}
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"),
+    [("我儿子叫什么名字？", []), ("豆豆今年几岁了？", DOG), ("豆豆是公的还是母的？", DOG),
+     ("小橙子在哪个幼儿园？", DAUGHTER), ("小橙子的班主任姓什么？", DAUGHTER),
+     ("我爸以前是做什么的？", DAD), ("我老婆是哪里人？", ["老婆在市一医院当护士"])],
+)  # fmt: skip
+def test_memory_plainly_lacking_the_answer_is_found(question: str, texts: list[str]) -> None:
+    assert memory_lacks(question, texts, NAMES)
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"),
+    [("我家狗是什么品种？", DOG), ("豆豆换成什么狗粮了？", DOG), ("小橙子今年多大了？", DAUGHTER),
+     ("小橙子的钢琴老师姓什么？", DAUGHTER), ("我女儿最着迷什么东西？", DAUGHTER),
+     ("我爸退休了平时有啥爱好？", DAD), ("打疫苗是上午还是下午？", ["后天上午带小橙子去打疫苗"]),
+     ("我牙医的预约是几点？", ["12月4日下午三点去医院看牙"]),
+     ("我老婆是哪里人？", ["老婆老家在四川绵阳"])],
+)  # fmt: skip
+def test_an_answer_memory_may_hold_is_never_called_lacking(question: str, texts: list[str]) -> None:
+    """A category (「什么品种」→ 柯基), a kind stated in other words, a word sharing a character
+    (牙医 / 看牙): when in doubt, memory may hold it."""
+    assert not memory_lacks(question, texts, NAMES)

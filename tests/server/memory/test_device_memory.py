@@ -17,6 +17,7 @@ from providers.embedder import UseEmbedder
 from server.device.session import own_person
 from server.memory.engine import MemoryEngine
 from server.memory.readpath import ReadPath
+from server.memory.render import NOT_HERE
 from tests.conftest import RunningHearth, start_hearth
 from tests.memory.conftest import FIXTURES
 from tests.support.scripted_llm import Reply, ScriptedLLM
@@ -264,10 +265,10 @@ async def test_a_stray_sentence_is_dropped_and_the_answer_after_it_heard(
 async def test_the_tail_of_a_dropped_sentence_is_not_said_alone(
     memory_hearth: RunningHearth, redis: Redis
 ) -> None:
-    """「妈妈喜欢吃苹果，但不能和西柚一起吃。」: the invented clause dropped, its true tail is not
-    spoken as half an answer; the device says it was never told."""
-    memory_hearth.llm.responder = lambda req: Reply("妈妈喜欢吃苹果，但不能和西柚一起吃。")
-    said, trace = await _ask(memory_hearth, redis, "我妈喜欢吃什么水果？")
+    """「老婆喜欢红色，但不能吃虾。」: the invented clause dropped, its true tail is not spoken as
+    half an answer; the device says it was never told."""
+    memory_hearth.llm.responder = lambda req: Reply("老婆喜欢红色，但不能吃虾。")
+    said, trace = await _ask(memory_hearth, redis, "我老婆喜欢什么颜色？")
     assert said == "这个你还没跟我说过，我不知道。"
     assert [r["why"] for r in trace["replaced"]][1] == "continues a sentence not spoken"
 
@@ -303,3 +304,26 @@ async def test_what_was_said_earlier_in_the_session_grounds_the_answer(
     memory_hearth.llm.responder = lambda req: next(replies)
     said, _ = await _ask(memory_hearth, redis, "我儿子叫小明", "我儿子叫什么名字？")
     assert said == "你儿子叫小明。"
+
+
+async def test_an_answer_memory_plainly_lacks_starts_with_i_dont_know(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    """Memory holds her age and her dinosaurs, no class teacher: the small model answered from
+    the lines it had (every word held), so nothing is said before "I don't know" — and the
+    block told it so."""
+    memory_hearth.llm.responder = lambda req: Reply("小橙子今年五岁，特别喜欢恐龙。")
+    said, trace = await _ask(memory_hearth, redis, "小橙子的班主任姓什么？")
+    assert said == "这个你还没跟我说过，我不知道。"
+    assert trace["memory"]["memory_lacks"] is True
+    assert NOT_HERE in trace["memory"]["prompt_block"]
+    assert [r["why"] for r in trace["replaced"]] == ["memory holds no answer"] * 2
+
+
+async def test_after_saying_it_does_not_know_the_reply_goes_on(
+    memory_hearth: RunningHearth, redis: Redis
+) -> None:
+    reply = "这个你还没跟我说过。你可以告诉我，我帮你记着。"
+    memory_hearth.llm.responder = lambda req: Reply(reply)
+    said, trace = await _ask(memory_hearth, redis, "豆豆是公的还是母的？")
+    assert said == reply and trace["replaced"] == []
