@@ -88,9 +88,16 @@ class Grounds:
     question: str
     texts: tuple[str, ...]
     lacking: bool = False
+    # what ``lacking`` was judged on: the memory texts about them, and who they are
+    about: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
 
-    def with_said(self, said: Iterable[str]) -> Grounds:
-        return Grounds(self.question, (*self.texts, *said), self.lacking)
+    def with_said(self, said: Sequence[str]) -> Grounds:
+        """These grounds and what the person said earlier in the session (「我儿子叫小明」 told
+        a minute ago answers 「我儿子叫什么名字？」)."""
+        about = (*self.about, *said)
+        lacking = self.lacking and memory_lacks(self.question, about, self.names)
+        return Grounds(self.question, (*self.texts, *said), lacking, about, self.names)
 
     @cached_property
     def source(self) -> str:

@@ -348,8 +348,9 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     # who it is about is no thing it asks for: their names, relation words and subjects
     names = {*entities.relations_in(question), *entities.SELF_WORDS, "我家", "我们家", "咱家"}
     names |= {w for m in recalled for w in (m.subject, *m.entities) if w}
-    lacking = memory_lacks(question, [m.text for m in about], names)
-    return Grounds(question, tuple(texts), lacking)
+    held = tuple(m.text for m in about)
+    lacking = memory_lacks(question, held, names)
+    return Grounds(question, tuple(texts), lacking, held, tuple(sorted(names)))
 
 
 def _about_whom_asked(
