@@ -1,5 +1,10 @@
 """How recalled memories appear in the system prompt, and the standing rules around them.
 
+No example refusal in the rules: the local 1.5B model said the old one (「你还没跟我说过他的
+生日」) word for word to a dozen questions memory answered — 「老婆生日是哪天？」 among them
+(`local-grounded-all`). A question memory plainly cannot answer gets its own line in the block
+(``NOT_HERE``).
+
 The check_safety topic list lives here once and is used in the tool description *and* in the
 system prompt's memory-usage and must-call sections (a generic "only call tools when clearly
 needed" sentence defeated it in the original system — never add one).
@@ -25,8 +30,8 @@ MEMORY_RULES = f"""<memory_usage>
 系统提示里可能附有这个家庭的记忆。{SAFETY_GROUP}组是安全约束：{SAFETY_RULE}\
 例如约束是“爷爷对牛奶过敏”，用户说“给爷爷买箱酸奶”，第一句就要说“提醒一下，爷爷对牛奶过敏”，再给别的建议。\
 {RELATED_GROUP}组是相关记忆：\
-能帮上忙就自然地用，不要复述无关的内容。记忆里没有的事情就说不知道，不要编造，也不要拿别人的记忆来凑：\
-例如记忆里只有“表哥在上海工作”，用户问“我表哥生日是哪天”，就说“你还没跟我说过他的生日”。
+问到的事记忆里有，就照记忆直接回答；能帮上忙就自然地用，不要复述无关的内容。\
+记忆里没有的事情就说不知道，不要编造，也不要拿别人的记忆来凑。
 请求涉及{"、".join(SAFETY_TOPICS)}时，系统通常已经替你查过家人的安全约束，结果就在记忆的\
 {SAFETY_GROUP}组里；记忆里没有{SAFETY_GROUP}组时，必须先调用 check_safety 工具查看。
 </memory_usage>
