@@ -47,6 +47,7 @@ from server.device.grounding import (
     states_something,
     unsupported,
 )
+from server.device.machinery import machinery_in, without_ids
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import CodeBlocks, SentenceSplitter
@@ -382,6 +383,9 @@ class Turn:
         if spoken is None:
             return
         self._opening = self._opening or spoken
+        spoken = self._unmachined(spoken)
+        if spoken is None:
+            return  # not spoken
         checked = self._claimed(spoken)
         if checked is not None and self._declining:
             checked = await self._decline(checked, queue)
@@ -412,6 +416,19 @@ class Turn:
         self._claim_replaced = True  # a claim later in the turn is dropped, not said again
         await self._put(queue, honest)
         return text
+
+    def _unmachined(self, text: str) -> str | None:
+        """``text`` unless it speaks the device's machinery (a prompt part, a tool, an id:
+        ``server.device.machinery``): a reminder keeps its warning, ids cut out; any other such
+        sentence is not spoken."""
+        named = machinery_in(text)
+        if named is None:
+            return text
+        if reminds(text):
+            return without_ids(text)
+        log.warning("turn.machinery_dropped", said=text, named=named)
+        self.context.trace.replaced.append({"said": text, "why": f"machinery: {named}"})
+        return None
 
     def _claimed(self, text: str) -> str | None:
         """``text`` unless it claims an act no tool took: then the honest sentence (None: said

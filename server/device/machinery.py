@@ -1,0 +1,40 @@
+"""A device never speaks its own machinery.
+
+The small local model read parts of its prompt aloud: 「[安全约束]里没有相关的安全约束」,
+「我正在检查你的安全约束」, a memory's attribution with the person id the block carried
+(「…（device-3c35d28c1af3说）」), a tool's name. The static rule (``server.device.rules``) asks
+it not to; this is the guarantee: a sentence naming the prompt's parts, a tool, or an internal
+id is not spoken. A safety reminder is never dropped for its wording (「提醒一下，小橙子对花生过敏，
+这是安全约束」 is still the warning that matters): only an id in it is cut out.
+"""
+
+from __future__ import annotations
+
+import re
+
+# the prompt's own words: group names, tags, rules, tools
+_PARTS = re.compile(
+    r"安全约束|相关记忆|记忆块|记忆组|系统提示|提示词|system prompt"
+    r"|<\s*/?\s*(memory|request|actions|memory_usage|must_call)"
+    r"|check_safety|\bmemory_usage\b|\bmust_call\b|调用工具|工具调用",
+    re.IGNORECASE,
+)
+# ids a person never says: a device's own person id, a UUID, a MAC address
+_IDS = re.compile(
+    r"device-[0-9a-f]{6,}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|(?:[0-9a-f]{2}:){5}[0-9a-f]{2}",
+    re.IGNORECASE,
+)
+# an attribution around an id: 「（device-…说）」
+_ID_NOTE = re.compile(r"[（(][^（()）]*?(" + _IDS.pattern + r")[^（()）]*?[)）]", re.IGNORECASE)
+
+
+def machinery_in(sentence: str) -> str | None:
+    """The machinery ``sentence`` names (a prompt part, a tool, an id), or None."""
+    found = _PARTS.search(sentence) or _IDS.search(sentence)
+    return found.group(0) if found else None
+
+
+def without_ids(sentence: str) -> str:
+    """``sentence`` with internal ids (and a note around one) cut out."""
+    return _IDS.sub("", _ID_NOTE.sub("", sentence))

@@ -1,0 +1,47 @@
+"""Issue 19: a device never speaks its own machinery — prompt parts, tools, internal ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.device.machinery import machinery_in, without_ids
+from tests.conftest import RunningHearth
+from tests.support.scripted_llm import Reply
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["[安全约束]里没有相关的安全约束，", "我正在检查你的安全约束。", "我先调用 check_safety 看看。",
+     "你们住进了滨江区（device-3c35d28c1af3说）。", "根据系统提示，", "相关记忆里没有写。"],
+)  # fmt: skip
+def test_machinery_is_found(sentence: str) -> None:
+    assert machinery_in(sentence) is not None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["提醒一下，你老婆对海鲜过敏。", "小橙子的钢琴课在周六上午十点。", "这个我这里做不到。",
+     "你可以用手机设个闹钟。", "安全第一，开车慢点。"],
+)  # fmt: skip
+def test_plain_speech_is_no_machinery(sentence: str) -> None:
+    assert machinery_in(sentence) is None
+
+
+def test_an_id_and_its_note_are_cut_out() -> None:
+    assert (
+        without_ids("提醒一下，老婆对海鲜过敏（device-3c35d28c1af3说）。")
+        == "提醒一下，老婆对海鲜过敏。"
+    )
+
+
+async def test_machinery_is_not_spoken_and_a_reminder_keeps_its_warning(
+    hearth: RunningHearth,
+) -> None:
+    hearth.llm.responder = lambda req: Reply(
+        "我正在检查你的安全约束。提醒一下，这和安全约束有关，别买虾。可以买点水果。"
+    )
+    device = hearth.device()
+    await device.connect()
+    result = await device.ask("今晚吃点什么好")
+    await device.close()
+    assert result.text == "提醒一下，这和安全约束有关，别买虾。可以买点水果。"
