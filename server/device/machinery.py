@@ -29,6 +29,18 @@ _IDS = re.compile(
 _ID_NOTE = re.compile(r"[（(][^（()）]*?(" + _IDS.pattern + r")[^（()）]*?[)）]", re.IGNORECASE)
 
 
+# a tool call written as text in the middle of a reply (the opening kind is parsed or held by
+# ``providers.llm``): 「…可以这么说：{{"name": "send_message", "arguments": {…}}}}」, or a piece of
+# one the sentence splitter cut off
+_MARKUP = re.compile(r"\{+\s*\"\w+\"\s*:|\"\w+\"\s*:\s*[{\"\[]|\}\}")
+
+
+def without_markup(sentence: str) -> str:
+    """``sentence`` up to a tool call written as text in it (all of it when there is none)."""
+    found = _MARKUP.search(sentence)
+    return sentence if found is None else sentence[: found.start()].rstrip(" ：:，,")
+
+
 def machinery_in(sentence: str) -> str | None:
     """The machinery ``sentence`` names (a prompt part, a tool, an id), or None."""
     found = _PARTS.search(sentence) or _IDS.search(sentence)

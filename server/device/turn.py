@@ -47,7 +47,7 @@ from server.device.grounding import (
     states_something,
     unsupported,
 )
-from server.device.machinery import machinery_in, without_ids
+from server.device.machinery import machinery_in, without_ids, without_markup
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.sentences import CodeBlocks, SentenceSplitter
@@ -421,6 +421,13 @@ class Turn:
         """``text`` unless it speaks the device's machinery (a prompt part, a tool, an id:
         ``server.device.machinery``): a reminder keeps its warning, ids cut out; any other such
         sentence is not spoken."""
+        cut = without_markup(text)
+        if cut != text:
+            log.warning("turn.markup_dropped", said=text)
+            self.context.trace.replaced.append({"said": text, "why": "tool call as text"})
+            if not speakable(cut):
+                return None
+            text = cut
         named = machinery_in(text)
         if named is None:
             return text

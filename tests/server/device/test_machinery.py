@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.device.machinery import machinery_in, without_ids
+from server.device.machinery import machinery_in, without_ids, without_markup
 from tests.conftest import RunningHearth
 from tests.support.scripted_llm import Reply
 
@@ -45,3 +45,14 @@ async def test_machinery_is_not_spoken_and_a_reminder_keeps_its_warning(
     result = await device.ask("今晚吃点什么好")
     await device.close()
     assert result.text == "提醒一下，这和安全约束有关，别买虾。可以买点水果。"
+
+
+def test_a_tool_call_written_mid_reply_is_cut_off() -> None:
+    """The local model's form (e2e X4, 2026-12-01)."""
+    said = (
+        "给老婆发条微信说我晚点回家，可以这么说："
+        '{{"name": "send_message", "arguments": {"content": "晚点回家了"}}}}'
+    )
+    assert without_markup(said) == "给老婆发条微信说我晚点回家，可以这么说"
+    assert without_markup('"arguments": {"content": "晚点回家了"}}}}') == ""
+    assert without_markup("小橙子喜欢恐龙。") == "小橙子喜欢恐龙。"
