@@ -197,7 +197,7 @@ class Turn:
             honest = dont_know(self.services.language)
             lacking = self._grounds is not None and self._grounds.lacking
             cannot = honest_sentence(self.services.language)
-            if self._declining and cannot is not None:
+            if self._declining and cannot is not None and not self._acted():
                 await self._put(queue, cannot)  # it never said it cannot: say it last
             elif lacking and not self._admitted and honest is not None:
                 await self._put(queue, honest)  # memory has no answer: never end without saying so
@@ -405,8 +405,8 @@ class Turn:
         sentence, or right after a safety reminder; else the honest sentence goes first. A
         bare 「好的，」 before it is dropped (it would sound like a yes)."""
         honest = honest_sentence(self.services.language)
-        if honest is None or says_cannot(text):
-            self._declining = False
+        if honest is None or says_cannot(text) or self._acted():
+            self._declining = False  # said so, or a tool did act after all
             return text
         if acknowledges_only(text):
             return None

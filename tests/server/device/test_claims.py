@@ -158,3 +158,23 @@ async def test_an_act_an_offered_tool_could_do_is_left_to_the_model(
     await device.close()
     assert result.text == "好的。"
     assert "<request>" not in _turn_notes(hearth.llm.requests[-1])
+
+
+async def test_a_tool_that_acted_ends_the_decline(hearth: RunningHearth) -> None:
+    """A tool whose words fit no act still acted: what the model says of it is spoken."""
+    tool = {
+        "name": "self.gadget.run",
+        "description": "Run a gadget command",
+        "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}},
+    }
+    calls = iter([
+        Reply(tool_calls=[{"name": "self_gadget_run", "arguments": {"command": "curtain"}}]),
+        Reply("好的，窗帘已经拉上了。"),
+    ])  # fmt: skip
+    hearth.llm.responder = lambda req: next(calls)
+    device = hearth.device(mcp_tools=[tool])
+    await device.connect()
+    await device_tools_known(hearth, device)
+    result = await device.ask("帮我把窗帘拉上")
+    await device.close()
+    assert result.text == "好的，窗帘已经拉上了。"
