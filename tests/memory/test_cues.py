@@ -109,3 +109,23 @@ def test_an_import_line_may_carry_its_cues(store: MemoryStore, embedder: UseEmbe
     [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "去走玻璃栈道")], NOW)
     assert {h.cue for h in hits} == {"玻璃栈道", "摩天轮"}
     assert {h.memory.key for h in hits} == {stored[0].key} and store.count(ZHANG) == 2
+
+
+def test_memories_read_by_id_are_the_persons_own_live_and_scored(
+    store: MemoryStore, embedder: UseEmbedder
+) -> None:
+    """What cue hits resolve to (the Edge store reads them by id, the server filters a
+    search): the same in both — another person's id and an expired memory never come back."""
+    mango = _remember(store, embedder, ZHANG, "女儿对芒果过敏")
+    heights = _remember(store, embedder, ZHANG, "我恐高")
+    theirs = _remember(store, embedder, LI, "儿子对花生过敏")
+    gone = Memory(text="下周三体检前不能吃早饭", person=ZHANG, cls=MemoryClass.SAFETY,
+                  expires_at=NOW - 60)  # fmt: skip
+    store.upsert([gone], embedder.embed([gone.text]))
+    [vector] = embedder.embed(["芒果冰沙"])
+    ids = (mango.key, heights.key, theirs.key, gone.key)
+    [hits] = store.search_batch(ZHANG, [Search(vector, 5, None, ids=ids)], NOW)
+    assert [h.memory.key for h in hits] == [mango.key, heights.key]  # best first
+    assert hits[0].score > hits[1].score > 0
+    [capped] = store.search_batch(ZHANG, [Search(vector, 1, hits[1].score + 0.01, ids=ids)], NOW)
+    assert [h.memory.key for h in capped] == [mango.key]
