@@ -108,7 +108,9 @@ def test_memories_derived_by_another_version_are_derived_again_on_open(
     [hits] = reopened.search_batch(ZHANG, [Search(vector, 5, None, slots=("residence",))], 0.0)
     assert [h.memory.text for h in hits] == ["我住在杭州"]
     [record] = reopened._shard.retrieve([home.key], True, False)
-    assert record.payload[schema.WHEN] == [] and record.payload[schema.DERIVED_V] == "1"
+    assert (
+        record.payload[schema.WHEN] == [] and record.payload[schema.DERIVED_V] == schema.DERIVATION
+    )
     reopened.close()
 
 
