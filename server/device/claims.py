@@ -137,15 +137,15 @@ def tool_could_do(act: Act, functions: list[dict[str, Any]]) -> bool:
     return False
 
 
-def declined_note(act: Act, language: str, constraints: bool = False) -> str | None:
-    """This turn's note to the model: the act asked for, and that no tool does it
-    (``constraints``: the memory block holds safety constraints, said first)."""
+def declined_note(act: Act, language: str) -> str | None:
+    """This turn's note to the model: the act asked for, and that no tool does it. No order
+    of sentences (the safety rule's reminder may come first; the turn puts 「这个我这里做不到」
+    first otherwise) and no phrase to fill in: the local model read 「可以再给一句办法」 aloud."""
     if language.split("-")[0] != "zh":
         return None
-    first = "先按安全约束提醒，再说" if constraints else "第一句就说"
     return (
-        f"<request>用户要你去{act.what}，提供给你的工具都做不了这件事。{first}“这个我这里做不到”，"
-        "可以再给一句办法；不要说已经做了、正在做或会去做。</request>"
+        f"<request>用户要你去{act.what}，提供给你的工具都做不了这件事：回答里要说“这个我这里做不到”，"
+        "不要说已经做了、正在做或会去做。</request>"
     )
 
 

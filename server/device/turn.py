@@ -288,7 +288,9 @@ class Turn:
     def _declined(self, text: str, functions: list[dict[str, Any]]) -> str | None:
         """An act no offered tool does (「帮我定个七点的闹钟」 with no alarm tool): the reply
         must say it cannot (``_decline``); returns this turn's note to the model. A safety
-        constraint the read path recalled is said before it (the safety rule: first)."""
+        reminder may come before it when the read path recalled constraints (the safety rule:
+        first). Measured: a note asking for the reminder first made the local model remind of
+        constraints that did not apply (「北京对青霉素过敏」 to a train ticket)."""
         act = requested_act(text)
         if act is None or honest_sentence(self.services.language) is None:
             return None
@@ -297,7 +299,7 @@ class Turn:
         groups = (self.context.trace.memory or {}).get("groups") or {}
         self._declining, self._constraints = True, bool(groups.get("safety"))
         log.info("turn.act_without_tool", act=act.what, question=text)
-        return declined_note(act, self.services.language, constraints=self._constraints)
+        return declined_note(act, self.services.language)
 
     def _functions(self) -> list[dict[str, Any]]:
         functions = self.services.tools.functions()
