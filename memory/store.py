@@ -94,32 +94,6 @@ def hits_of(person: PersonId, search: Search, points: Iterable[Any]) -> list[Hit
     return [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in points]
 
 
-def by_id_only(search: Search) -> bool:
-    """A search for given memories and nothing else: an engine may read them by id."""
-    return bool(search.ids) and search == Search(
-        search.vector, search.limit, search.threshold, ids=search.ids,
-        exclude_expired=search.exclude_expired,
-    )  # fmt: skip
-
-
-def ranked_by_id(person: PersonId, search: Search, now: float, records: Iterable[Any]) -> list[Hit]:
-    """Records read by id → the hits the same search would return: the person's own, live
-    (unless expiry is the caller's), scored by cosine, over the threshold, best first."""
-    hits = []
-    for record in records:
-        payload = record.payload or {}
-        if payload.get(schema.PERSON) != person:
-            continue  # reading by id is not person-scoped in the engines
-        memory = Memory.from_payload(str(record.id), payload)
-        if search.exclude_expired and memory.expires_at is not None and memory.expires_at < now:
-            continue  # as the engines' filter has it (``_filter``: EXPIRES_AT < now)
-        score = cosine(search.vector, _dense(record.vector))
-        if search.threshold is None or score >= search.threshold:
-            hits.append(Hit(memory, score))
-    hits.sort(key=lambda hit: hit.score, reverse=True)
-    return hits[: search.limit]
-
-
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine of two vectors (the embedder's are unit length; stored float16 ones nearly)."""
     x, y = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
@@ -426,9 +400,6 @@ class EdgeMemoryStore:
             if search.text is not None:
                 results.append(self._lexical(person, search, now))
                 continue
-            if by_id_only(search):
-                results.append(self._by_id(person, search, now))
-                continue
             request = qe.QueryRequest(
                 limit=search.limit,
                 query=qe.Query.Nearest(search.vector),
@@ -439,13 +410,6 @@ class EdgeMemoryStore:
             )
             results.append(hits_of(person, search, self._shard.query(request)))
         return results
-
-    def _by_id(self, person: PersonId, search: Search, now: float) -> list[Hit]:
-        """A few memories by id (the ones cues point at), scored as a search would: read
-        directly, not by a filtered scan of the person's vectors (0.4 ms at 10,000 memories
-        on the read path's second round)."""
-        records = self._shard.retrieve(list(search.ids), True, True)
-        return ranked_by_id(person, search, now, records)
 
     def _lexical(self, person: PersonId, search: Search, now: float) -> list[Hit]:
         assert search.text is not None

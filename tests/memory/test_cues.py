@@ -114,8 +114,8 @@ def test_an_import_line_may_carry_its_cues(store: MemoryStore, embedder: UseEmbe
 def test_memories_read_by_id_are_the_persons_own_live_and_scored(
     store: MemoryStore, embedder: UseEmbedder
 ) -> None:
-    """What cue hits resolve to (the Edge store reads them by id, the server filters a
-    search): the same in both — another person's id and an expired memory never come back."""
+    """What cue hits resolve to, the same in both engines: another person's id and an expired
+    memory never come back."""
     mango = _remember(store, embedder, ZHANG, "女儿对芒果过敏")
     heights = _remember(store, embedder, ZHANG, "我恐高")
     theirs = _remember(store, embedder, LI, "儿子对花生过敏")
