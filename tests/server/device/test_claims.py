@@ -4,12 +4,36 @@ in a turn where no tool that acts ran, is replaced before TTS by an honest "I ca
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from server.device.claims import ACTS, claims_action, requested_act, tool_could_do
 from tests.conftest import RunningHearth
 from tests.server.device.test_device_server import device_tools_known
 from tests.support.scripted_llm import Reply
+
+
+def _tool(name: str, description: str, **properties: str) -> dict[str, object]:
+    """A device MCP tool as the firmware describes it."""
+    schema = {name: {"type": kind} for name, kind in properties.items()}
+    return {"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": schema}}  # fmt: skip
+
+
+async def ask(
+    hearth: RunningHearth, question: str, *replies: Reply, tools: Sequence[dict[str, object]] = ()
+) -> str:
+    """What the device says to ``question`` when the model writes ``replies`` in turn."""
+    scripted = iter(replies)
+    hearth.llm.responder = lambda req: next(scripted)
+    device = hearth.device(mcp_tools=list(tools)) if tools else hearth.device()
+    await device.connect()
+    if tools:
+        await device_tools_known(hearth, device)
+    result = await device.ask(question)
+    await device.close()
+    return result.text
 
 
 @pytest.mark.parametrize(
@@ -43,34 +67,20 @@ def test_advice_memories_and_reminders_in_speech_are_not_claims(sentence: str) -
 async def test_a_claimed_alarm_without_an_alarm_tool_is_never_spoken(
     hearth: RunningHearth,
 ) -> None:
-    hearth.llm.responder = lambda req: Reply(
-        "好的，明天早上七点的闹钟已经设置好了。到时候提醒你。祝你睡个好觉。"
-    )
-    device = hearth.device()
-    await device.connect()
-    result = await device.ask("帮我定个明天早上七点的闹钟")
-    await device.close()
+    said = await ask(
+        hearth, "帮我定个明天早上七点的闹钟",
+        Reply("好的，明天早上七点的闹钟已经设置好了。到时候提醒你。祝你睡个好觉。"),
+    )  # fmt: skip
     # a bare 「好的，」 is not said before it (it would sound like a yes); no claim follows
-    assert result.text == "这个我这里做不到。祝你睡个好觉。"
+    assert said == "这个我这里做不到。祝你睡个好觉。"
 
 
 async def test_an_act_a_tool_took_is_spoken_as_said(hearth: RunningHearth) -> None:
-    tool = {
-        "name": "self.screen.set_brightness",
-        "description": "Set the screen brightness",
-        "inputSchema": {"type": "object", "properties": {"brightness": {"type": "integer"}}},
-    }
-    calls = iter([
-        Reply(tool_calls=[{"name": "self_screen_set_brightness", "arguments": {"brightness": 80}}]),
-        Reply("好的，我已经把屏幕亮度调好了。"),
-    ])  # fmt: skip
-    hearth.llm.responder = lambda req: next(calls)
-    device = hearth.device(mcp_tools=[tool])
-    await device.connect()
-    await device_tools_known(hearth, device)
-    result = await device.ask("把屏幕调亮一点")
-    await device.close()
-    assert result.text == "好的，我已经把屏幕亮度调好了。"
+    tool = _tool("self.screen.set_brightness", "Set the screen brightness", brightness="integer")
+    call = {"name": "self_screen_set_brightness", "arguments": {"brightness": 80}}
+    said = await ask(hearth, "把屏幕调亮一点", Reply(tool_calls=[call]),
+                     Reply("好的，我已经把屏幕亮度调好了。"), tools=[tool])  # fmt: skip
+    assert said == "好的，我已经把屏幕亮度调好了。"
 
 
 @pytest.mark.parametrize(
@@ -124,57 +134,28 @@ async def test_an_act_no_tool_does_is_declined_first_whatever_the_model_says(
 ) -> None:
     """The local model echoed 「提醒一下，下午三点要去开会。」 as if a reminder were set: the
     device says it cannot before it, and the model was told so."""
-    hearth.llm.responder = lambda req: Reply("提醒一下，下午三点要去开会。")
-    device = hearth.device()
-    await device.connect()
-    result = await device.ask("下午三点提醒我去开会")
-    await device.close()
-    assert result.text == "这个我这里做不到。提醒一下，下午三点要去开会。"
+    said = await ask(hearth, "下午三点提醒我去开会", Reply("提醒一下，下午三点要去开会。"))
+    assert said == "这个我这里做不到。提醒一下，下午三点要去开会。"
     assert "做不到" in _turn_notes(hearth.llm.requests[-1])
 
 
 async def test_a_reply_that_says_it_cannot_is_spoken_as_said(hearth: RunningHearth) -> None:
-    hearth.llm.responder = lambda req: Reply("抱歉，我没法打电话。你可以用手机直接打给她。")
-    device = hearth.device()
-    await device.connect()
-    result = await device.ask("给我妈打个电话")
-    await device.close()
-    assert result.text == "抱歉，我没法打电话。你可以用手机直接打给她。"
+    reply = "抱歉，我没法打电话。你可以用手机直接打给她。"
+    assert await ask(hearth, "给我妈打个电话", Reply(reply)) == reply
 
 
 async def test_an_act_an_offered_tool_could_do_is_left_to_the_model(
     hearth: RunningHearth,
 ) -> None:
-    tool = {
-        "name": "self.lamp.turn_on",
-        "description": "Turn on the lamp",
-        "inputSchema": {"type": "object", "properties": {}},
-    }
-    hearth.llm.responder = lambda req: Reply("好的。")
-    device = hearth.device(mcp_tools=[tool])
-    await device.connect()
-    await device_tools_known(hearth, device)
-    result = await device.ask("帮我打开客厅的灯")
-    await device.close()
-    assert result.text == "好的。"
+    lamp = _tool("self.lamp.turn_on", "Turn on the lamp")
+    assert await ask(hearth, "帮我打开客厅的灯", Reply("好的。"), tools=[lamp]) == "好的。"
     assert "<request>" not in _turn_notes(hearth.llm.requests[-1])
 
 
 async def test_a_tool_that_acted_ends_the_decline(hearth: RunningHearth) -> None:
     """A tool whose words fit no act still acted: what the model says of it is spoken."""
-    tool = {
-        "name": "self.gadget.run",
-        "description": "Run a gadget command",
-        "inputSchema": {"type": "object", "properties": {"command": {"type": "string"}}},
-    }
-    calls = iter([
-        Reply(tool_calls=[{"name": "self_gadget_run", "arguments": {"command": "curtain"}}]),
-        Reply("好的，窗帘已经拉上了。"),
-    ])  # fmt: skip
-    hearth.llm.responder = lambda req: next(calls)
-    device = hearth.device(mcp_tools=[tool])
-    await device.connect()
-    await device_tools_known(hearth, device)
-    result = await device.ask("帮我把窗帘拉上")
-    await device.close()
-    assert result.text == "好的，窗帘已经拉上了。"
+    gadget = _tool("self.gadget.run", "Run a gadget command", command="string")
+    call = {"name": "self_gadget_run", "arguments": {"command": "curtain"}}
+    said = await ask(hearth, "帮我把窗帘拉上", Reply(tool_calls=[call]),
+                     Reply("好的，窗帘已经拉上了。"), tools=[gadget])  # fmt: skip
+    assert said == "好的，窗帘已经拉上了。"

@@ -6,6 +6,7 @@ import pytest
 
 from server.device.machinery import machinery_in, without_ids, without_markup
 from tests.conftest import RunningHearth
+from tests.server.device.test_claims import ask
 from tests.support.scripted_llm import Reply
 
 
@@ -37,14 +38,9 @@ def test_an_id_and_its_note_are_cut_out() -> None:
 async def test_machinery_is_not_spoken_and_a_reminder_keeps_its_warning(
     hearth: RunningHearth,
 ) -> None:
-    hearth.llm.responder = lambda req: Reply(
-        "我正在检查你的安全约束。提醒一下，这和安全约束有关，别买虾。可以买点水果。"
-    )
-    device = hearth.device()
-    await device.connect()
-    result = await device.ask("今晚吃点什么好")
-    await device.close()
-    assert result.text == "提醒一下，这和安全约束有关，别买虾。可以买点水果。"
+    reply = Reply("我正在检查你的安全约束。提醒一下，这和安全约束有关，别买虾。可以买点水果。")
+    said = await ask(hearth, "今晚吃点什么好", reply)
+    assert said == "提醒一下，这和安全约束有关，别买虾。可以买点水果。"
 
 
 def test_a_tool_call_written_mid_reply_is_cut_off() -> None:
