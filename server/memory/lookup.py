@@ -55,6 +55,11 @@ _POSSESSIVE = re.compile(
     "我(?=家|的|" + "|".join(sorted((*entities.RELATIONS, "妈", "爸"), key=len, reverse=True)) + ")"
 )
 _WE = ("我们", "咱们", "咱家", "一起", "大家", "全家")
+# people outside the household: a gift or a drink for a colleague touches none of its
+# constraints (the local model, shown the speaker's penicillin allergy for 「给我同事买杯奶茶」,
+# said 「你同事可能对青霉素过敏」)
+_OUTSIDERS = ("同事", "朋友", "同学", "客户", "老板", "领导", "邻居", "室友", "客人")
+_OUTSIDER_OF_MINE = re.compile("我(?=" + "|".join(_OUTSIDERS) + ")")
 
 
 # separable verbs say the same thing split: 跑个步 is 跑步, 游个泳 游泳, 吃顿饭 吃饭
@@ -95,9 +100,21 @@ def scope_of(question: str) -> Scope:
     return Scope(relations, me=myself or everyone, everyone=everyone)
 
 
+def for_outsiders(question: str) -> bool:
+    """Is the request only for people outside the household (「给我同事买杯奶茶」)? Not when
+    it also speaks of the speaker, of us, or of a relation (「我和同事去吃火锅」)."""
+    if not any(word in question for word in _OUTSIDERS):
+        return False
+    rest = _POSSESSIVE.sub("", _OUTSIDER_OF_MINE.sub("", question))
+    mine = _SELF.search(rest) or any(w in question for w in _WE)
+    return not mine and not entities.relations_in(question)
+
+
 def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[Memory]:
     """The constraints the request can touch, in the order given (best match first), at most
-    ``limit``."""
+    ``limit``; none for a request only for people outside the household."""
+    if for_outsiders(question):
+        return []
     scope = scope_of(question)
     return [m for m in constraints if scope.covers(question, m)][:limit]
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory.schema import Memory, MemoryClass, PersonId
-from server.memory.lookup import in_scope, scope_of, touches_safety
+from server.memory.lookup import for_outsiders, in_scope, scope_of, touches_safety
 from server.memory.readpath import ReadPath
 from server.memory.render import LOOKED_NOTHING, NO_MEMORY, SAFETY_GROUP
 from tests.memory.conftest import ZHANG
@@ -124,3 +124,16 @@ async def test_a_personal_question_with_nothing_recalled_says_memory_has_nothing
     recall = await read_path.recall(ZHANG, "我是什么血型？")
     assert recall.safety == [] and recall.related == []
     assert NO_MEMORY in recall.block and recall.block.startswith("<memory>")
+
+
+@pytest.mark.parametrize(
+    ("question", "outsiders"),
+    [("给我同事买杯奶茶", True), ("中秋给领导送点月饼", True), ("请客户吃顿海鲜", True),
+     ("我和同事去吃火锅", False), ("和大学同学吃饭带上我老婆", False),
+     ("我们请朋友来家里吃饭", False),
+     ("给我妈买点水果", False), ("订个外卖", False)],
+)  # fmt: skip
+def test_a_request_only_for_people_outside_the_household_touches_no_constraint(
+    question: str, outsiders: bool
+) -> None:
+    assert for_outsiders(question) is outsiders
