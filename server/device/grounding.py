@@ -58,6 +58,11 @@ _CAUTION = re.compile(r"注意|小心|忌口|禁忌|饮食|身体|毛病|健康|
 _SEVERAL = re.compile(r"[，,；;、]")
 # 「豆豆是公的还是母的？」: the two values asked between
 _CHOICE_SIDES = re.compile(r"是([^，。？?还]{1,8}?)还是([^，。？?]{1,8}?)[的呢啊呀]*[？?]?\s*$")
+# words that only ask: 我想知道, 我想问一下, 我问你, 请问, 告诉我, 你知道…吗
+_ASKING_WORDS = re.compile(
+    r"^\s*(?:我想(?:知道|问(?:一下|问)?|了解(?:一下)?|请教(?:一下)?)|我问(?:你|一下)|请问|"
+    r"(?:你)?告诉我|你知道)[，,：:\s]*"
+)
 # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # the sentence already says it does not know
@@ -107,6 +112,12 @@ class Grounds:
     def normal(self) -> str:
         """``source`` as facts compare (once per turn, not per sentence)."""
         return _normal(self.source)
+
+
+def without_asking(question: str) -> str:
+    """``question`` without the words that only ask (「我想知道长城有多少年历史」: the 我 of 我想
+    知道 is no sign the question is about the household)."""
+    return _ASKING_WORDS.sub("", question)
 
 
 def asks_for_a_fact(question: str) -> bool:

@@ -59,7 +59,13 @@ from memory import entities, slot_kinds, terms, when
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
-from server.device.grounding import Grounds, asks_for_a_fact, memory_lacks, places_in
+from server.device.grounding import (
+    Grounds,
+    asks_for_a_fact,
+    memory_lacks,
+    places_in,
+    without_asking,
+)
 from server.device.grounding import warm as warm_words
 from server.device.tools import ToolContext
 from server.memory import lookup
@@ -326,6 +332,8 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     if not asks_for_a_fact(question):
         return None
     named = any(entities.mentions(question, m.subject, m.entities) for m in recalled)
+    if anchored and not named:  # 「我想知道长城有多少年历史」 asks about the world
+        anchored = entities.personally_anchored(without_asking(question))
     if not anchored and not named:
         return None
     scope = lookup.scope_of(question)

@@ -263,3 +263,19 @@ async def test_a_looked_up_constraint_starts_no_name_round(read_path: ReadPath) 
     recall = await read_path.recall(ZHANG, "买点海底捞的虾滑回来涮")
     assert recall.looked
     assert not any("小橙子" in t for t in texts(recall.related)), recall.block
+
+
+@pytest.mark.parametrize(
+    ("question", "lacking"),
+    [("我想知道长城有多少年历史", None), ("我问你，中国有多少个省", None),
+     ("你知道我最喜欢哪个球星吗", True), ("小橙子的班主任姓什么？", True),
+     ("我想知道小橙子今年几岁了", False), ("老婆的生日是哪天？", False)],
+)  # fmt: skip
+async def test_memory_lacking_the_answer_is_judged_for_household_questions_only(
+    read_path: ReadPath, question: str, lacking: bool | None
+) -> None:
+    """「我想知道…」 about the world is no household question (None: not judged, the model
+    answers it); one memory plainly cannot answer is said to be so in the block."""
+    recall = await read_path.recall(ZHANG, question)
+    assert (recall.grounds.lacking if recall.grounds else None) is lacking
+    assert ("这些记忆里没有这个问题的答案" in recall.block) is bool(lacking and recall.related)
