@@ -25,31 +25,11 @@ from providers.llm import ChatLLM, Message, TextDelta, ToolCall, ToolCallsReady
 from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
-from server.device.claims import (
-    LOOKUP_TOOLS,
-    acknowledges_only,
-    apologises_only,
-    claims_action,
-    declined_note,
-    honest_sentence,
-    reminds,
-    requested_act,
-    says_cannot,
-    tool_could_do,
-)
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
-from server.device.grounding import (
-    Grounds,
-    admits,
-    continues,
-    dont_know,
-    states_something,
-    unsupported,
-)
-from server.device.machinery import machinery_in, without_ids, without_markup
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
+from server.device.reply_checks import ReplyChecks
 from server.device.sentences import CodeBlocks, SentenceSplitter
 from server.device.tools import ToolContext, ToolRegistry
 from server.mcp.client import DeviceMcpClient, McpCallError
@@ -163,16 +143,12 @@ class Turn:
         self._emotion_sent = False
         self._timestamp_ms = 0
         self._queued = 0  # sentences the LLM produced this turn
-        self._claim_replaced = False  # a claimed action was replaced by the honest sentence
-        self._fact_dropped = False  # a sentence stating a fact memory lacks was not spoken
-        self._stated = False  # a sentence stating a fact that holds was spoken
-        self._dropped_last = False  # the sentence before this one was not spoken
-        self._grounds: Grounds | None = None  # a fact question: what the reply may state
-        self._admitted = False  # a sentence saying it does not know was spoken
-        self._declining = False  # an act no offered tool does: the reply must say it cannot
-        self._constraints = False  # the read path recalled safety constraints this turn
+        self.checks = ReplyChecks(
+            services.language,
+            context.trace.replaced,
+            lambda: [call.name for call in context.trace.tool_calls],
+        )
         self._code = CodeBlocks(services.language)  # a fenced code block is not read aloud
-        self._opening = ""  # the reply's first segment (how it began: 「好的，」…)
 
     async def run(
         self, text: str, started: float | None = None, marks: dict[str, float] | None = None
@@ -194,15 +170,9 @@ class Turn:
                 self.context.trace.failure = f"{cause}: {exc}"
                 await queue.put(self.services.sentence(cause))
                 return
-            honest = dont_know(self.services.language)
-            lacking = self._grounds is not None and self._grounds.lacking
-            cannot = honest_sentence(self.services.language)
-            if self._declining and cannot is not None and not self._acted():
-                await self._put(queue, cannot)  # it never said it cannot: say it last
-            elif lacking and not self._admitted and honest is not None:
-                await self._put(queue, honest)  # memory has no answer: never end without saying so
-            elif self._fact_dropped and not self._stated and honest is not None:
-                await self._queue_text(queue, honest)  # every fact it stated was invented
+            closing = self.checks.closing()
+            if closing is not None:
+                await self._put(queue, closing)
             elif not self._queued:  # the model said nothing speakable: never leave silence
                 log.warning("turn.empty_reply", question=text)
                 await queue.put(APOLOGY_EMPTY)
@@ -278,28 +248,12 @@ class Turn:
                 continue
             if block:
                 blocks.append(block)
-        note = self._declined(text, functions)
+        note = self.checks.declined(text, functions, self.context.trace.memory)
         if note:
             blocks.append(note)
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
         return [{"role": "system", "content": self.services.system_prompt}, *history, *turn_context,
                 {"role": "user", "content": text}]  # fmt: skip
-
-    def _declined(self, text: str, functions: list[dict[str, Any]]) -> str | None:
-        """An act no offered tool does (「帮我定个七点的闹钟」 with no alarm tool): the reply
-        must say it cannot (``_decline``); returns this turn's note to the model. A safety
-        reminder may come before it when the read path recalled constraints (the safety rule:
-        first). Measured: a note asking for the reminder first made the local model remind of
-        constraints that did not apply (「北京对青霉素过敏」 to a train ticket)."""
-        act = requested_act(text)
-        if act is None or honest_sentence(self.services.language) is None:
-            return None
-        if tool_could_do(act, functions):
-            return None
-        groups = (self.context.trace.memory or {}).get("groups") or {}
-        self._declining, self._constraints = True, bool(groups.get("safety"))
-        log.info("turn.act_without_tool", act=act.what, question=text)
-        return declined_note(act, self.services.language)
 
     def _functions(self) -> list[dict[str, Any]]:
         functions = self.services.tools.functions()
@@ -320,7 +274,7 @@ class Turn:
         base = await self._messages(text, history, offered)
         if self.context.trace.grounds is not None:  # what the person said this session counts
             said = [str(m["content"]) for m in history if m["role"] == "user"]
-            self._grounds = self.context.trace.grounds.with_said(said)
+            self.checks.grounds = self.context.trace.grounds.with_said(said)
         self.timing.mark("prompt_ready", self.services.clock())
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
@@ -384,112 +338,14 @@ class Turn:
         spoken = self._code.filter(text)
         if spoken is None:
             return
-        self._opening = self._opening or spoken
-        spoken = self._unmachined(spoken)
-        if spoken is None:
-            return  # not spoken
-        checked = self._claimed(spoken)
-        if checked is not None and self._declining:
-            checked = await self._decline(checked, queue)
-        checked = None if checked is None else self._invented(checked)
-        if checked is None:
-            return  # not spoken
-        await self._put(queue, checked)
+        for sentence in self.checks.check(spoken):
+            await self._put(queue, sentence)
 
     async def _put(self, queue: SentenceQueue, text: str) -> None:
         if speakable(text):
             self._queued += 1
             self.timing.mark("first_sentence", self.services.clock())
         await queue.put(text)
-
-    async def _decline(self, text: str, queue: SentenceQueue) -> str | None:
-        """In a turn asking for an act no tool does, the reply says it cannot: its first
-        sentence, or right after a safety reminder; else the honest sentence goes first. A
-        bare 「好的，」 before it is dropped (it would sound like a yes)."""
-        honest = honest_sentence(self.services.language)
-        if honest is None or says_cannot(text) or self._acted():
-            self._declining = False  # said so, or a tool did act after all
-            return text
-        if acknowledges_only(text):
-            return None
-        if apologises_only(text) or (self._constraints and reminds(text)):
-            return text
-        self._declining = False
-        self._claim_replaced = True  # a claim later in the turn is dropped, not said again
-        await self._put(queue, honest)
-        return text
-
-    def _unmachined(self, text: str) -> str | None:
-        """``text`` unless it speaks the device's machinery (a prompt part, a tool, an id:
-        ``server.device.machinery``): a reminder keeps its warning, ids cut out; any other such
-        sentence is not spoken."""
-        cut = without_markup(text)
-        if cut != text:
-            log.warning("turn.markup_dropped", said=text)
-            self.context.trace.replaced.append({"said": text, "why": "tool call as text"})
-            if not speakable(cut):
-                return None
-            text = cut
-        named = machinery_in(text)
-        if named is None:
-            return text
-        if reminds(text):
-            return without_ids(text)
-        log.warning("turn.machinery_dropped", said=text, named=named)
-        self.context.trace.replaced.append({"said": text, "why": f"machinery: {named}"})
-        return None
-
-    def _claimed(self, text: str) -> str | None:
-        """``text`` unless it claims an act no tool took: then the honest sentence (None: said
-        already this turn)."""
-        honest = honest_sentence(self.services.language)
-        if honest is None or self._acted() or not claims_action(text, self._opening):
-            return text
-        log.warning("turn.claimed_action_replaced", said=text)
-        metrics.CLAIMS_REPLACED.inc()
-        self.context.trace.replaced.append({"said": text, "why": "claimed action"})
-        if self._claim_replaced:
-            return None
-        self._claim_replaced = True
-        return honest
-
-    def _invented(self, text: str) -> str | None:
-        """``text`` unless it states a household fact memory lacks (None: not spoken; the turn
-        ends with "I don't know" if nothing it stated held). Not checked after a tool ran (its
-        result may be the answer)."""
-        grounds = self._grounds
-        if grounds is None or dont_know(self.services.language) is None:
-            return text
-        if self.context.trace.tool_calls:
-            return text
-        if grounds.lacking and not self._admitted:
-            # memory holds no answer: nothing is said before "I don't know" (a small model
-            # answers 「班主任姓王」 from the piano teacher's line)
-            if admits(text):
-                self._admitted = True
-                return text
-            missing = unsupported(text, grounds)
-            log.warning("turn.answer_memory_lacks_dropped", said=text, unsupported=missing)
-            metrics.INVENTED_FACTS_REPLACED.inc()
-            why = "memory holds no answer" + (f", not in memory: {missing}" if missing else "")
-            self.context.trace.replaced.append({"said": text, "why": why})
-            self._dropped_last = True
-            return None
-        missing = unsupported(text, grounds)
-        if not missing and not (self._dropped_last and continues(text)):
-            self._dropped_last = False
-            self._stated = self._stated or states_something(text)
-            return text
-        why = f"not in memory: {missing}" if missing else "continues a sentence not spoken"
-        log.warning("turn.invented_fact_replaced", said=text, unsupported=missing)
-        metrics.INVENTED_FACTS_REPLACED.inc()
-        self.context.trace.replaced.append({"said": text, "why": why})
-        self._fact_dropped = self._dropped_last = True
-        return None
-
-    def _acted(self) -> bool:
-        """Did a tool that acts (not a lookup) run in this turn?"""
-        return any(c.name not in LOOKUP_TOOLS for c in self.context.trace.tool_calls)
 
     async def _on_text(self, text: str, splitter: SentenceSplitter, queue: SentenceQueue) -> None:
         if not self._emotion_sent and text.strip():

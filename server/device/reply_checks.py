@@ -1,0 +1,195 @@
+"""What a device says is checked before TTS, sentence by sentence, whatever the model wrote.
+
+One turn's checks and their state, without I/O (the turn feeds sentences, speaks what comes
+back): the device's machinery is never spoken (``machinery``); a claimed act no tool took is
+replaced by the honest sentence (``claims``); an act no offered tool does is declined first
+(``claims.requested_act``); a household fact memory does not hold is not stated, and when memory
+plainly lacks the answer nothing comes before "I don't know" (``grounding``). ``closing`` says
+what the turn must still say when the model is done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from providers.tts import speakable
+from server import metrics
+from server.device.claims import (
+    LOOKUP_TOOLS,
+    acknowledges_only,
+    apologises_only,
+    claims_action,
+    declined_note,
+    honest_sentence,
+    reminds,
+    requested_act,
+    says_cannot,
+    tool_could_do,
+)
+from server.device.grounding import (
+    Grounds,
+    admits,
+    continues,
+    dont_know,
+    states_something,
+    unsupported,
+)
+from server.device.machinery import machinery_in, without_ids, without_markup
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class ReplyChecks:
+    """``replaced``: the turn trace's list of what was not said as written, and why;
+    ``tools_ran``: the names of the tools run so far this turn."""
+
+    language: str
+    replaced: list[dict[str, Any]]
+    tools_ran: Callable[[], list[str]]
+    grounds: Grounds | None = None  # a fact question: what the reply may state
+    opening: str = ""  # the reply's first segment (how it began: 「好的，」…)
+    claim_replaced: bool = False  # a claimed act was replaced by the honest sentence
+    fact_dropped: bool = False  # a sentence stating a fact memory lacks was not spoken
+    stated: bool = False  # a sentence stating a fact that holds was spoken
+    dropped_last: bool = False  # the sentence before this one was not spoken
+    admitted: bool = False  # a sentence saying it does not know was spoken
+    declining: bool = False  # an act no offered tool does: the reply must say it cannot
+    constraints: bool = False  # the read path recalled safety constraints this turn
+
+    def declined(
+        self, text: str, functions: list[dict[str, Any]], memory: dict[str, Any] | None
+    ) -> str | None:
+        """An act no offered tool does (「帮我定个七点的闹钟」 with no alarm tool): the reply
+        must say it cannot; returns this turn's note to the model. A safety reminder may come
+        before it when the read path recalled constraints (the safety rule: first). Measured: a
+        note asking for the reminder first made the local model remind of constraints that did
+        not apply (「北京对青霉素过敏」 to a train ticket)."""
+        act = requested_act(text)
+        if act is None or honest_sentence(self.language) is None:
+            return None
+        if tool_could_do(act, functions):
+            return None
+        groups = (memory or {}).get("groups") or {}
+        self.declining, self.constraints = True, bool(groups.get("safety"))
+        log.info("turn.act_without_tool", act=act.what, question=text)
+        return declined_note(act, self.language)
+
+    def check(self, sentence: str) -> list[str]:
+        """What to say for one sentence of the reply: nothing, it, or the honest sentence
+        before it."""
+        self.opening = self.opening or sentence
+        spoken = self._unmachined(sentence)
+        spoken = None if spoken is None else self._claimed(spoken)
+        before: list[str] = []
+        if spoken is not None and self.declining:
+            spoken, before = self._decline(spoken)
+        spoken = None if spoken is None else self._invented(spoken)
+        return before + ([spoken] if spoken is not None else [])
+
+    def closing(self) -> str | None:
+        """What the turn must still say when the model is done: that it cannot (it never said
+        so), that it does not know (memory lacks the answer, or every fact stated was invented)."""
+        honest = dont_know(self.language)
+        cannot = honest_sentence(self.language)
+        lacking = self.grounds is not None and self.grounds.lacking
+        if self.declining and cannot is not None and not self._acted():
+            return cannot
+        if honest is not None and lacking and not self.admitted:
+            return honest
+        if honest is not None and self.fact_dropped and not self.stated:
+            return honest
+        return None
+
+    def _acted(self) -> bool:
+        """Did a tool that acts (not a lookup) run in this turn?"""
+        return any(name not in LOOKUP_TOOLS for name in self.tools_ran())
+
+    def _drop(self, said: str, why: str) -> None:
+        self.replaced.append({"said": said, "why": why})
+
+    def _unmachined(self, text: str) -> str | None:
+        """``text`` unless it speaks the device's machinery (a prompt part, a tool, an id:
+        ``server.device.machinery``): a reminder keeps its warning, ids cut out; any other such
+        sentence is not spoken. A tool call written as text in it is cut off."""
+        cut = without_markup(text)
+        if cut != text:
+            log.warning("turn.markup_dropped", said=text)
+            self._drop(text, "tool call as text")
+            if not speakable(cut):
+                return None
+            text = cut
+        named = machinery_in(text)
+        if named is None:
+            return text
+        if reminds(text):
+            return without_ids(text)
+        log.warning("turn.machinery_dropped", said=text, named=named)
+        self._drop(text, f"machinery: {named}")
+        return None
+
+    def _claimed(self, text: str) -> str | None:
+        """``text`` unless it claims an act no tool took: then the honest sentence (None: said
+        already this turn)."""
+        honest = honest_sentence(self.language)
+        if honest is None or self._acted() or not claims_action(text, self.opening):
+            return text
+        log.warning("turn.claimed_action_replaced", said=text)
+        metrics.CLAIMS_REPLACED.inc()
+        self._drop(text, "claimed action")
+        if self.claim_replaced:
+            return None
+        self.claim_replaced = True
+        return honest
+
+    def _decline(self, text: str) -> tuple[str | None, list[str]]:
+        """In a turn asking for an act no tool does, the reply says it cannot: its first
+        sentence, or right after a safety reminder; else the honest sentence goes first. A
+        bare 「好的，」 before it is dropped (it would sound like a yes)."""
+        honest = honest_sentence(self.language)
+        if honest is None or says_cannot(text) or self._acted():
+            self.declining = False  # said so, or a tool did act after all
+            return text, []
+        if acknowledges_only(text):
+            return None, []
+        if apologises_only(text) or (self.constraints and reminds(text)):
+            return text, []
+        self.declining = False
+        self.claim_replaced = True  # a claim later in the turn is dropped, not said again
+        return text, [honest]
+
+    def _invented(self, text: str) -> str | None:
+        """``text`` unless it states a household fact memory lacks (None: not spoken; the turn
+        ends with "I don't know" if nothing it stated held). Not checked after a tool ran (its
+        result may be the answer)."""
+        grounds = self.grounds
+        if grounds is None or dont_know(self.language) is None or self.tools_ran():
+            return text
+        if grounds.lacking and not self.admitted:
+            # memory holds no answer: nothing is said before "I don't know" (a small model
+            # answers 「班主任姓王」 from the piano teacher's line)
+            if admits(text):
+                self.admitted = True
+                return text
+            missing = unsupported(text, grounds)
+            log.warning("turn.answer_memory_lacks_dropped", said=text, unsupported=missing)
+            metrics.INVENTED_FACTS_REPLACED.inc()
+            why = "memory holds no answer" + (f", not in memory: {missing}" if missing else "")
+            self._drop(text, why)
+            self.dropped_last = True
+            return None
+        missing = unsupported(text, grounds)
+        if not missing and not (self.dropped_last and continues(text)):
+            self.dropped_last = False
+            self.stated = self.stated or states_something(text)
+            return text
+        why = f"not in memory: {missing}" if missing else "continues a sentence not spoken"
+        log.warning("turn.invented_fact_replaced", said=text, unsupported=missing)
+        metrics.INVENTED_FACTS_REPLACED.inc()
+        self._drop(text, why)
+        self.fact_dropped = self.dropped_last = True
+        return None

@@ -1,0 +1,60 @@
+"""The reply checks of one turn, without sockets: what is said for each sentence the model
+writes, and what the turn must still say when the model is done."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.device.grounding import Grounds
+from server.device.reply_checks import ReplyChecks
+
+CANNOT = "这个我这里做不到。"
+DONT_KNOW = "这个你还没跟我说过，我不知道。"
+
+
+def _checks(tools: list[str] | None = None) -> ReplyChecks:
+    ran = tools if tools is not None else []
+    return ReplyChecks("zh", [], lambda: ran)
+
+
+def test_an_act_no_tool_does_gets_the_honest_sentence_first() -> None:
+    checks = _checks()
+    assert checks.declined("下午三点提醒我去开会", [], None) is not None
+    assert checks.check("好的，") == []  # a lone acknowledgement sounds like a yes
+    assert checks.check("提醒一下，下午三点要去开会。") == [CANNOT, "提醒一下，下午三点要去开会。"]
+    assert checks.check("到时候提醒你。") == []  # a claim after it is dropped, not said again
+    assert checks.closing() is None
+    assert [r["why"] for r in checks.replaced] == ["claimed action"]
+
+
+def test_a_safety_reminder_may_come_first_and_the_cannot_last() -> None:
+    checks = _checks()
+    memory: dict[str, Any] = {"groups": {"safety": [{"text": "妈妈有糖尿病"}]}}
+    assert checks.declined("每天晚上九点提醒我妈吃药", [], memory) is not None
+    assert checks.check("提醒一下，妈妈有糖尿病，甜的要少吃。") == [
+        "提醒一下，妈妈有糖尿病，甜的要少吃。"
+    ]
+    assert checks.closing() == CANNOT
+
+
+def test_no_decline_for_a_plan_or_when_a_tool_acted() -> None:
+    plan = _checks()
+    assert plan.declined("给爷爷买箱酸奶", [], None) is None
+    assert plan.check("提醒一下，爷爷对牛奶过敏。") == ["提醒一下，爷爷对牛奶过敏。"]
+    acted = _checks(["self_gadget_run"])
+    assert acted.declined("帮我把窗帘拉上", [], None) is not None
+    assert acted.check("好的，窗帘已经拉上了。") == ["好的，窗帘已经拉上了。"]
+    assert acted.closing() is None
+
+
+def test_when_memory_lacks_the_answer_nothing_comes_before_i_dont_know() -> None:
+    checks = _checks()
+    checks.grounds = Grounds("小橙子的班主任姓什么？", ("- 小橙子今年五岁",), lacking=True)
+    assert checks.check("小橙子今年五岁。") == []
+    assert checks.check("你还没跟我说过。") == ["你还没跟我说过。"]
+    assert checks.check("可以告诉我，我记下来。") == ["可以告诉我，我记下来。"]
+    assert checks.closing() is None
+    silent = _checks()
+    silent.grounds = Grounds("豆豆是公的还是母的？", (), lacking=True)
+    assert silent.check("豆豆是公的还是母的？") == []  # an echo is no answer either
+    assert silent.closing() == DONT_KNOW
