@@ -48,6 +48,21 @@ _OUTINGS = (
 _PETS = ("喂", "猫粮", "狗粮", "遛狗", "宠物")
 _PLANTS = ("花草", "盆栽", "绿萝", "植物", "鲜花", "香薰")
 TRIGGERS: tuple[str, ...] = _FOOD + _HEALTH + _BUYING + _OUTINGS + _PETS + _PLANTS
+# What a request or a constraint is about, by the same words (a constraint's own words too: a
+# medicine it names, a height or a closed space it fears). 过敏 says a constraint, not its topic.
+# Buying is no topic of a constraint: what is bought is (「给我买一双跑步鞋」 is an outing).
+_ALLERGENS = ("花生", "芒果", "牛奶", "鸡蛋", "小麦", "麸质", "乳糖", "辣")
+_MEDICINES = ("霉素", "头孢", "阿莫西林", "阿司匹林", "布洛芬", "磺胺", "降压药", "胰岛素")
+_HEIGHTS_AND_SPACES = ("恐高", "高处", "高空", "幽闭", "密闭", "电梯", "缆车", "飞机")
+_TOPICS: dict[str, tuple[str, ...]] = {
+    "food": _FOOD + _ALLERGENS,
+    "health": tuple(w for w in _HEALTH if w != "过敏") + _MEDICINES,
+    "outing": _OUTINGS + _HEIGHTS_AND_SPACES,
+    "pet": (*_PETS, "猫", "狗"),
+    "plant": (*_PLANTS, "百合"),
+}
+# A wrong topic drops a constraint that matters, a missing one only keeps it: no one-character
+# word that is part of another topic's (花 of 花生), and 花粉 on no topic (it matters outdoors).
 _TRIGGER = re.compile("|".join(re.escape(w) for w in sorted(TRIGGERS, key=len, reverse=True)))
 # the speaker speaks of themself — after possessives (我家, 我的, 我老婆, 我妈) are taken out
 _SELF = re.compile(r"我|自己|本人")
@@ -110,13 +125,30 @@ def for_outsiders(question: str) -> bool:
     return not mine and not entities.relations_in(question)
 
 
+def topics_of(text: str) -> frozenset[str]:
+    """The topics a request or a constraint is about (food, health, outing, pet, plant)."""
+    plain = _SPLIT_VERB.sub("", text)
+    return frozenset(
+        topic for topic, words in _TOPICS.items() if any(w in text or w in plain for w in words)
+    )
+
+
 def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[Memory]:
     """The constraints the request can touch, in the order given (best match first), at most
-    ``limit``; none for a request only for people outside the household."""
+    ``limit``: those of whoever it is about (``Scope``), on a topic it is about — a penicillin
+    allergy is no answer to 「我中午想吃个鸡腿饭」 (the local model recited it) — or whose topic
+    is unknown (kept: a constraint missed costs more); none for a request only for people
+    outside the household."""
     if for_outsiders(question):
         return []
     scope = scope_of(question)
-    return [m for m in constraints if scope.covers(question, m)][:limit]
+    asked = topics_of(question)
+    chosen = []
+    for memory in constraints:
+        about = topics_of(memory.text)
+        if scope.covers(question, memory) and (not asked or not about or asked & about):
+            chosen.append(memory)
+    return chosen[:limit]
 
 
 # what a question asking for information looks like (「长城有多长？」「珠江流经哪个城市」)

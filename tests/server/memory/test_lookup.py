@@ -56,11 +56,12 @@ CONSTRAINTS = [
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("给我爸买一箱啤酒", [DAD, "家里不能用香薰"]),  # 我爸 is possessive: dad's, not mine
-        ("我老婆想吃蒜蓉粉丝蒸扇贝", [WIFE, "家里不能用香薰"]),
-        ("我中午一个人吃点什么好？", [CLAUSTRO, "家里不能用香薰"]),  # the speaker alone
-        ("给小橙子买点零食", [WIFE, DAD, CLAUSTRO, "小橙子对花生过敏"]),  # a name: everyone, capped
-        ("我们全家周末去吃火锅", [WIFE, DAD, CLAUSTRO, "小橙子对花生过敏"]),
+        ("给我爸买一箱啤酒", [DAD]),  # 我爸 is possessive: dad's, not mine
+        ("我老婆想吃蒜蓉粉丝蒸扇贝", [WIFE]),
+        ("我中午一个人去爬山", [CLAUSTRO]),  # the speaker alone
+        ("给小橙子买点零食", [WIFE, DAD, "小橙子对花生过敏"]),  # a name: everyone
+        ("我们全家周末去吃火锅", [WIFE, DAD, "小橙子对花生过敏"]),
+        ("买束鲜花放客厅", ["家里不能用香薰"]),  # plants: the household's own
     ],
 )
 def test_the_lookup_keeps_the_constraints_of_whoever_the_request_is_about(
@@ -137,3 +138,17 @@ def test_a_request_only_for_people_outside_the_household_touches_no_constraint(
     question: str, outsiders: bool
 ) -> None:
     assert for_outsiders(question) is outsiders
+
+
+def test_a_constraint_on_another_topic_stays_out_and_one_of_unknown_topic_stays_in() -> None:
+    """A penicillin allergy is no answer to a meal (the local model recited it); a fear it
+    cannot place is kept (a constraint missed costs more)."""
+    penicillin = _constraint("我对青霉素过敏", "我")
+    heights = _constraint("我恐高，站在高处腿就发软", "我")
+    odd = _constraint("我不能熬夜", "我")
+    meal = in_scope("我中午想吃个鸡腿饭", [penicillin, heights, odd], 4)
+    assert [m.text for m in meal] == ["我不能熬夜"]
+    medicine = in_scope("我感冒了，能吃阿莫西林吗？", [penicillin, heights, odd], 4)
+    assert [m.text for m in medicine] == ["我对青霉素过敏", "我不能熬夜"]
+    walkway = in_scope("带我去爬高空玻璃栈道", [penicillin, heights, odd], 4)
+    assert [m.text for m in walkway] == ["我恐高，站在高处腿就发软", "我不能熬夜"]
