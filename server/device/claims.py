@@ -38,7 +38,8 @@ CLAIM = re.compile(
     r"|我(会|将|马上|这就)(提醒|叫)你(明天|今天|今晚|晚上|早上|每天|到点|按时)"
 )
 # 「好的，…闹钟已经设置好了」: an acknowledgement, then something done
-_ACK = re.compile(r"^\s*(好的|好|没问题|收到|行|可以)[，,。！!]")
+_ACK_WORDS = r"(好的|好|没问题|收到|行|可以)"
+_ACK = re.compile(rf"^\s*{_ACK_WORDS}[，,。！!]")
 _DONE_AFTER_ACK = re.compile(rf"(已经?{_OBJECT}{_ACT}(好|完|了)|{_ACT}好了)")
 CANNOT = {"zh": "这个我这里做不到。"}
 LOOKUP_TOOLS = frozenset({"check_safety"})  # tools that only look things up: no act
@@ -50,7 +51,7 @@ SAYS_CANNOT = re.compile(
 _REMINDS = re.compile(r"\s*(提醒(一下|你)?|注意|要注意|小心|温馨提示|不过)")
 _SORRY_ONLY = re.compile(r"^\s*(抱歉|不好意思|对不起|很抱歉|真抱歉|哎呀)[，,。！!]?\s*$")
 # an acknowledgement alone (「好的，」): nothing to say before 「这个我这里做不到」
-_ACK_ONLY = re.compile(r"^\s*(好的|好|没问题|收到|行|可以|嗯)[，,。！!]?\s*$")
+_ACK_ONLY = re.compile(rf"^\s*({_ACK_WORDS}|嗯)[，,。！!]?\s*$")
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,14 @@ _TOPICS: dict[str, tuple[str, ...]] = {
 }
 # A wrong topic drops a constraint that matters, a missing one only keeps it: no one-character
 # word that is part of another topic's (花 of 花生), and 花粉 on no topic (it matters outdoors).
-_TRIGGER = re.compile("|".join(re.escape(w) for w in sorted(TRIGGERS, key=len, reverse=True)))
+
+
+def _any_of(words: Sequence[str]) -> re.Pattern[str]:
+    """One pattern for any of ``words`` (longest first)."""
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+_TRIGGER = _any_of(TRIGGERS)
 # the speaker speaks of themself — after possessives (我家, 我的, 我老婆, 我妈) are taken out
 _SELF = re.compile(r"我|自己|本人")
 _POSSESSIVE = re.compile(
@@ -125,11 +132,16 @@ def for_outsiders(question: str) -> bool:
     return not mine and not entities.relations_in(question)
 
 
+_TOPIC_WORDS = {topic: _any_of(words) for topic, words in _TOPICS.items()}
+
+
 def topics_of(text: str) -> frozenset[str]:
     """The topics a request or a constraint is about (food, health, outing, pet, plant)."""
     plain = _SPLIT_VERB.sub("", text)
     return frozenset(
-        topic for topic, words in _TOPICS.items() if any(w in text or w in plain for w in words)
+        topic
+        for topic, words in _TOPIC_WORDS.items()
+        if words.search(text) is not None or words.search(plain) is not None
     )
 
 
