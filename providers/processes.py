@@ -26,6 +26,7 @@ import structlog
 from redis.asyncio import Redis
 from redis.exceptions import BusyLoadingError
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from config.settings import LocalLLMSettings
 from providers.engines import EngineChoice, EngineNotUsable, baseline, choose_engine, read_cpuinfo
@@ -180,26 +181,48 @@ class EmbeddedRedis:
         self.folder = data_dir / "redis"
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.folder.chmod(0o700)
-        self.port = free_port()
         self.password = secrets.token_urlsafe(24)
+        self.port = 0
+        self._write_config()
         config = self.folder / "redis.conf"
+        self.child = ChildProcess("redis", [binary, str(config)], data_dir / "logs" / "redis.log")
+
+    def _write_config(self) -> None:
+        """A fresh free port each time: another process may take a port between our probe and
+        redis binding it."""
+        self.port = free_port()
         lines = [
             "bind 127.0.0.1", f"port {self.port}", f"requirepass {self.password}",
             f'dir "{self.folder.resolve()}"', "appendonly yes", "appendfsync always",
             'save ""', "daemonize no",
         ]  # fmt: skip
-        fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(self.folder / "redis.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write("\n".join(lines) + "\n")
-        self.child = ChildProcess("redis", [binary, str(config)], data_dir / "logs" / "redis.log")
 
     @property
     def url(self) -> str:
         return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
 
-    async def start(self, timeout_s: float = 10.0) -> None:
+    async def start(self, timeout_s: float = 10.0, attempts: int = 3) -> None:
+        """Start and wait for PONG; a port taken meanwhile is retried on a new one."""
+        for attempt in range(1, attempts + 1):
+            try:
+                await self._start(timeout_s)
+                return
+            except PermanentProviderError:
+                taken = any(
+                    "Address already in use" in line for line in log_tail(self.child.log_file)
+                )
+                if not taken or attempt == attempts:
+                    raise
+                log.warning("redis.port_taken", port=self.port, attempt=attempt)
+                self._write_config()
+
+    async def _start(self, timeout_s: float) -> None:
         self.child.start()
-        client = Redis.from_url(self.url)
+        # bounded pings: what answers on the port may be another process that never replies
+        client = Redis.from_url(self.url, socket_timeout=0.5, socket_connect_timeout=0.5)
         try:
             async with asyncio.timeout(timeout_s):
                 while True:
@@ -208,7 +231,7 @@ class EmbeddedRedis:
                     try:
                         await client.ping()
                         return
-                    except (RedisConnectionError, BusyLoadingError):  # not up yet
+                    except (RedisConnectionError, RedisTimeoutError, BusyLoadingError):  # not up
                         await asyncio.sleep(0.05)
         finally:
             await client.aclose()

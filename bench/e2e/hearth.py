@@ -24,7 +24,7 @@ from bench.approvals import approve_pair
 from bench.device_client import DeviceClient, TurnResult
 from config.run_files import admin_url_file, redis_url_file
 from config.settings import HearthSettings, load_settings
-from providers.processes import free_port
+from providers.processes import free_port, log_tail
 from server.runtime import authority_for
 
 BENCH_DEVICE = "be:9c:00:00:00:01"
@@ -156,7 +156,10 @@ async def running_hearth(
         deadline = time.monotonic() + startup_timeout_s
         while hearth is None:
             if proc.returncode is not None:
-                raise RuntimeError(f"hearth up exited with {proc.returncode}; see {log_file}")
+                raise RuntimeError(
+                    f"hearth up exited with {proc.returncode}; see {log_file}:\n"
+                    + "\n".join(log_tail(log_file, 30))
+                )
             if admin_url_file(settings.data_dir).is_file():
                 local = None if llm_url else f"http://127.0.0.1:{llm_port}/v1"
                 candidate = HearthUnderTest(data_dir, settings, ws_port, local)
@@ -168,7 +171,8 @@ async def running_hearth(
                 await candidate.close()
             if time.monotonic() > deadline:
                 raise TimeoutError(
-                    f"hearth up not ready in {startup_timeout_s:.0f} s; see {log_file}"
+                    f"hearth up not ready in {startup_timeout_s:.0f} s; see {log_file}:\n"
+                    + "\n".join(log_tail(log_file, 30))
                 )
             await asyncio.sleep(0.2)
         yield hearth
