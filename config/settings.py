@@ -173,6 +173,7 @@ class MemorySettings(_Section):
     slot_limit: int = Field(ge=0, le=20)
     schedule_limit: int = Field(ge=0, le=20)
     inline_rules: bool
+    say_constraints: bool
     cue_limit: int = Field(ge=0, le=20)
     cue_threshold: float = Field(ge=-1, le=1)
     index_min_points: int = Field(ge=0)

@@ -30,6 +30,7 @@ class Result:
     injected: str = ""
     looked: bool = False  # the read path's safety lookup ran (server.memory.lookup)
     lacking: bool = False  # the read path found memory holds no answer (grounding.memory_lacks)
+    said_first: list[str] = field(default_factory=list)  # constraints Hearth said itself
     groups: dict[str, list[str]] = field(default_factory=dict)
     tool_calls: list[str] = field(default_factory=list)
     retrieval: bool | None = None
@@ -113,7 +114,8 @@ def score(
     looked = bool(memory.get("safety_lookup", False))
     tool_calls = [c["name"] for c in trace.get("tool_calls", [])]
     result = Result(q.id, q.kind, q.layer, q.question, reply, round(seconds, 2), injected, looked,
-                    lacking=bool(memory.get("memory_lacks", False)), groups=groups,
+                    lacking=bool(memory.get("memory_lacks", False)),
+                    said_first=list(memory.get("applies") or []), groups=groups,
                     tool_calls=tool_calls, split=q.split,
                     replaced=list(trace.get("replaced") or []))  # fmt: skip
     result.retrieval, result.retrieval_detail = score_retrieval(q, groups, injected, texts,

@@ -48,6 +48,8 @@ SAYS_CANNOT = re.compile(
     r"做不到|办不到|做不了|帮不了|没法|没办法|无法|不能帮|不能替|不能为你|不支持|没有这个功能|"
     r"(?:设|打|发|控制|操作|调|叫|约|交|买|加|订)不了"
 )
+REMINDER = {"zh": "提醒一下："}
+_REMINDER_OPENS = re.compile(r"\s*(提醒(一下|你)?|温馨提示)")
 _REMINDS = re.compile(r"\s*(提醒(一下|你)?|注意|要注意|小心|温馨提示|不过)")
 _SORRY_ONLY = re.compile(r"^\s*(抱歉|不好意思|对不起|很抱歉|真抱歉|哎呀)[，,。！!]?\s*$")
 # an acknowledgement alone (「好的，」): nothing to say before 「这个我这里做不到」
@@ -177,6 +179,19 @@ def claims_action(sentence: str, opening: str = "") -> bool:
         return True
     acknowledged = _ACK.match(opening or sentence) is not None
     return acknowledged and _DONE_AFTER_ACK.search(sentence) is not None
+
+
+def reminder_sentence(constraints: list[str], language: str) -> str | None:
+    """The constraints a request names, said before the model's reply (None: none, or a
+    language without the sentence)."""
+    opening = REMINDER.get(language.split("-")[0])
+    return None if not constraints or opening is None else opening + "；".join(constraints) + "。"
+
+
+def repeats_reminder(sentence: str) -> bool:
+    """A reminder of the model's own (「提醒一下，爸爸对啤酒过敏」) after Hearth said the
+    constraints in memory's words: a repeat at best, garbled at worst."""
+    return _REMINDER_OPENS.match(sentence) is not None
 
 
 def honest_sentence(language: str) -> str | None:

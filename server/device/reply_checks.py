@@ -3,8 +3,10 @@
 One turn's checks and their state, without I/O (the turn feeds sentences, speaks what comes
 back): the device's machinery is never spoken (``machinery``); a claimed act no tool took is
 replaced by the honest sentence (``claims``); an act no offered tool does is declined first
-(``claims.requested_act``); a household fact memory does not hold is not stated, and when memory
-plainly lacks the answer nothing comes before "I don't know" (``grounding``). ``closing`` says
+(``claims.requested_act``); a reminder of the model's own after Hearth said the constraints
+the request names is not repeated (``claims.repeats_reminder``); a household fact memory does
+not hold is not stated, and when memory plainly lacks the answer nothing comes before "I don't
+know" (``grounding``). ``closing`` says
 what the turn must still say when the model is done.
 """
 
@@ -26,6 +28,7 @@ from server.device.claims import (
     declined_note,
     honest_sentence,
     reminds,
+    repeats_reminder,
     requested_act,
     says_cannot,
     tool_could_do,
@@ -39,6 +42,7 @@ from server.device.grounding import (
     unsupported,
 )
 from server.device.machinery import machinery_in, without_ids, without_markup
+from server.device.sentences import ends_sentence
 
 log = structlog.get_logger(__name__)
 
@@ -60,6 +64,9 @@ class ReplyChecks:
     admitted: bool = False  # a sentence saying it does not know was spoken
     declining: bool = False  # an act no offered tool does: the reply must say it cannot
     constraints: bool = False  # the read path recalled safety constraints this turn
+    reminded: bool = False  # Hearth said the constraints the request names, first
+    repeating: bool = False  # inside a reminder of the model's own (its first clause dropped)
+    repeats: int = 0  # segments not spoken because they repeated Hearth's reminder
 
     def declined(
         self, text: str, functions: list[dict[str, Any]], memory: dict[str, Any] | None
@@ -84,6 +91,7 @@ class ReplyChecks:
         before it."""
         self.opening = self.opening or sentence
         spoken = self._unmachined(sentence)
+        spoken = None if spoken is None else self._repeated(spoken)
         spoken = None if spoken is None else self._claimed(spoken)
         before: list[str] = []
         if spoken is not None and self.declining:
@@ -130,6 +138,18 @@ class ReplyChecks:
             return without_ids(text)
         log.warning("turn.machinery_dropped", said=text, named=named)
         self._drop(text, f"machinery: {named}")
+        return None
+
+    def _repeated(self, text: str) -> str | None:
+        """``text`` unless it is part of a reminder of the model's own after Hearth said the
+        constraints first: the whole sentence, however the splitter cut it (「提醒一下，」 then
+        「你老婆对海鲜过敏。」)."""
+        if not self.reminded or not (self.repeating or repeats_reminder(text)):
+            return text
+        log.info("turn.reminder_repeat_dropped", said=text)
+        self._drop(text, "reminder repeated")
+        self.repeats += 1
+        self.repeating = not ends_sentence(text)
         return None
 
     def _claimed(self, text: str) -> str | None:

@@ -70,3 +70,9 @@ class CodeBlocks:
                 return self._note
             return None
         return None if self._inside else segment
+
+
+def ends_sentence(segment: str) -> bool:
+    """Does ``segment`` end a sentence (not cut at a comma or for length)?"""
+    stripped = segment.rstrip()
+    return not stripped or stripped[-1] in SENTENCE_BREAKS

@@ -37,6 +37,8 @@ class TurnTrace:
     person: str = ""
     memory: dict[str, Any] | None = None  # the read path's Recall.as_json()
     grounds: Grounds | None = None  # a household fact question: what the reply may state
+    # the constraints the request names, as the device says them first (server.memory.applies)
+    remind: list[str] = field(default_factory=list)
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     reply: str = ""
     # sentences the model wrote that were not spoken as written (a claimed action, an invented

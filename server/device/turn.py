@@ -25,6 +25,7 @@ from providers.llm import ChatLLM, Message, TextDelta, ToolCall, ToolCallsReady
 from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
+from server.device.claims import reminder_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
 from server.device.pacing import AudioPacer
@@ -276,6 +277,11 @@ class Turn:
             said = [str(m["content"]) for m in history if m["role"] == "user"]
             self.checks.grounds = self.context.trace.grounds.with_said(said)
         self.timing.mark("prompt_ready", self.services.clock())
+        # the constraints the request names, said first in memory's words (server.memory.applies)
+        reminder = reminder_sentence(self.context.trace.remind, self.services.language)
+        if reminder is not None:
+            await self._put(queue, reminder)
+            self.checks.reminded = True
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
@@ -283,7 +289,7 @@ class Turn:
         rounds = 0
         folded = False
         while True:
-            spoken = self._queued
+            spoken, repeated = self._queued, self.checks.repeats
             calls, reply = await self._round(messages, functions, queue)
             fresh = [call for call in calls if _call_key(call) not in done] if functions else []
             if fresh:
@@ -299,7 +305,8 @@ class Turn:
                 continue
             if calls and functions:
                 log.info("turn.repeated_tool_call", tools=[call.name for call in calls])
-            if self._queued > spoken or not ran or folded:
+            # a reminder that repeated Hearth's is an answer too (not spoken: said already)
+            if self._queued > spoken or self.checks.repeats > repeated or not ran or folded:
                 return
             log.info("turn.tool_results_folded", tools=[call.name for call, _ in ran])
             messages = [*base[:-1], _tool_results_message(ran), base[-1]]

@@ -68,7 +68,7 @@ from server.device.grounding import (
 )
 from server.device.grounding import warm as warm_words
 from server.device.tools import ToolContext
-from server.memory import lookup
+from server.memory import applies, lookup
 from server.memory.render import describe, render_block
 
 log = structlog.get_logger(__name__)
@@ -113,6 +113,7 @@ class Recall:
     related: list[Recalled] = field(default_factory=list)
     block: str = ""
     looked: bool = False  # the safety lookup ran for this request (server.memory.lookup)
+    applies: list[Memory] = field(default_factory=list)  # constraints the request names
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -127,6 +128,7 @@ class Recall:
             },
             "prompt_block": self.block,
             "safety_lookup": self.looked,
+            "applies": [m.text for m in self.applies],
             "memory_lacks": self.grounds is not None and self.grounds.lacking,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
@@ -232,6 +234,9 @@ class ReadPath:
         result.safety = [r for r in ordered if r.group == "safety"]
         result.related = [r for r in ordered if r.group == "related"]
         result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
+        if result.looked and s.say_constraints:  # said by Hearth first (server.memory.applies)
+            said = [(r.memory, r.cue) for r in result.safety]
+            result.applies = applies.applying(question, said, _linked(ordered, question))
         result.block = render_block(
             [r.memory for r in result.safety],
             [r.memory for r in result.related],
@@ -294,11 +299,13 @@ class ReadPath:
             related=[r.memory.text for r in recall.related],
             why={r.memory.text: r.why for r in recall.safety + recall.related},
             cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
+            said_first=[m.text for m in recall.applies],
             ms=round(recall.timings_ms["total"], 2),
             block=recall.block,
         )
         context.trace.memory = recall.as_json()
         context.trace.grounds = recall.grounds
+        context.trace.remind = [applies.spoken(m) for m in recall.applies]
         return recall.block or None
 
 

@@ -8,7 +8,14 @@ from collections.abc import Sequence
 
 import pytest
 
-from server.device.claims import ACTS, claims_action, requested_act, tool_could_do
+from server.device.claims import (
+    ACTS,
+    claims_action,
+    reminder_sentence,
+    repeats_reminder,
+    requested_act,
+    tool_could_do,
+)
 from tests.conftest import RunningHearth
 from tests.server.device.test_device_server import device_tools_known
 from tests.support.scripted_llm import Reply
@@ -161,3 +168,20 @@ async def test_a_tool_that_acted_ends_the_decline(hearth: RunningHearth) -> None
     said = await ask(hearth, "帮我把窗帘拉上", Reply(tool_calls=[call]),
                      Reply("好的，窗帘已经拉上了。"), tools=[gadget])  # fmt: skip
     assert said == "好的，窗帘已经拉上了。"
+
+
+def test_the_reminder_sentence_says_every_constraint_once() -> None:
+    said = reminder_sentence(["爸爸有痛风，不能喝啤酒", "爸爸有高血压，饭菜不能太咸"], "zh")
+    assert said == "提醒一下：爸爸有痛风，不能喝啤酒；爸爸有高血压，饭菜不能太咸。"
+    assert reminder_sentence([], "zh") is None
+    assert reminder_sentence(["x"], "en") is None  # no sentence for English yet: the model's
+
+
+@pytest.mark.parametrize("sentence", ["提醒一下，", "提醒你，别喝酒。", "温馨提示：少吃甜的。"])
+def test_a_reminder_of_the_models_own_is_recognised(sentence: str) -> None:
+    assert repeats_reminder(sentence)
+
+
+@pytest.mark.parametrize("sentence", ["不过可以买无醇啤酒。", "注意别太晚睡。", "好的，我记下了。"])
+def test_other_sentences_are_not_taken_for_a_reminder(sentence: str) -> None:
+    assert not repeats_reminder(sentence)

@@ -58,3 +58,21 @@ def test_when_memory_lacks_the_answer_nothing_comes_before_i_dont_know() -> None
     silent.grounds = Grounds("豆豆是公的还是母的？", (), lacking=True)
     assert silent.check("豆豆是公的还是母的？") == []  # an echo is no answer either
     assert silent.closing() == DONT_KNOW
+
+
+def test_after_hearths_reminder_the_models_own_is_not_said_again() -> None:
+    """Hearth said the constraint first in memory's words; the model's reminder (garbled, here:
+    gout said as an allergy) is dropped whole, however the splitter cut it, and what follows is
+    spoken."""
+    checks = _checks()
+    checks.reminded = True
+    assert checks.check("提醒一下，") == []
+    assert checks.check("爸爸对啤酒过敏。") == []
+    assert checks.check("可以买点无醇饮料。") == ["可以买点无醇饮料。"]
+    assert checks.check("温馨提示：少喝点。") == []
+    assert checks.repeats == 3 and {r["why"] for r in checks.replaced} == {"reminder repeated"}
+
+
+def test_without_hearths_reminder_the_models_is_spoken() -> None:
+    checks = _checks()
+    assert checks.check("提醒一下，爸爸有痛风。") == ["提醒一下，爸爸有痛风。"]

@@ -45,3 +45,10 @@ async def test_a_device_never_hears_code_read_aloud(hearth: RunningHearth) -> No
     result = await device.ask("用Python写个冒泡排序")
     await device.close()
     assert result.text == "好的，下面是冒泡排序：代码我就不念了。这个函数把列表从小到大排好。"
+
+
+def test_a_segment_cut_at_a_comma_does_not_end_a_sentence() -> None:
+    from server.device.sentences import ends_sentence
+
+    assert not ends_sentence("提醒一下，")
+    assert ends_sentence("你老婆对海鲜过敏。") and ends_sentence("真的吗？ ")

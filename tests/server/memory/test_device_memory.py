@@ -126,7 +126,13 @@ async def test_each_turn_leaves_a_trace_of_recall_tools_and_reply(
     [call] = trace["tool_calls"]
     assert call["name"] == "check_safety" and call["arguments"] == {"topic": "海鲜礼包"}
     assert "我老婆对海鲜过敏" in call["result"]
-    assert trace["reply"] == "提醒一下，你老婆对海鲜过敏。" and trace["finished"]
+    # the constraint the request names is said first, in memory's words; the model's own
+    # reminder after it is not said again (however the splitter cut it)
+    assert trace["reply"] == "提醒一下：张伟老婆对海鲜过敏，尤其是虾，一吃就起疹子。"
+    assert trace["finished"]
+    assert [r["said"] for r in trace["replaced"]] == ["提醒一下，", "你老婆对海鲜过敏。"]
+    assert {r["why"] for r in trace["replaced"]} == {"reminder repeated"}
+    assert len(memory_hearth.llm.requests) == 2  # a repeat is an answer: no extra round
 
     # the same through the admin API, which needs its token
     services = HttpServices(
@@ -147,7 +153,7 @@ async def _ask_with_replies(hearth: RunningHearth, replies: list[Reply]) -> str:
     hearth.llm.responder = lambda req: next(scripted)
     device = hearth.device(MAC)
     await device.connect()
-    result = await device.ask("订个海鲜礼包送我老婆")
+    result = await device.ask(ASKED)
     await device.close()
     return result.text
 
@@ -160,9 +166,11 @@ def _answer_round_folds_the_result(request: dict[str, object]) -> None:
     assert all(m["role"] != "tool" and not m.get("tool_calls") for m in messages)
     folded = [m["content"] for m in messages if "刚才调用工具" in str(m["content"])]
     assert len(folded) == 1 and "我老婆对海鲜过敏" in folded[0]
-    assert messages[-1] == {"role": "user", "content": "订个海鲜礼包送我老婆"}
+    assert messages[-1] == {"role": "user", "content": ASKED}
 
 
+# a request naming no item a constraint is about: nothing is said before the model's reply
+ASKED = "周末请我老婆吃顿好的"
 CALL = {"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}
 ANSWER = "你老婆对海鲜过敏，换个礼包吧。"
 

@@ -1,0 +1,98 @@
+"""Issue 19, item 1: the constraints a request plainly names are said by Hearth itself, first —
+an item both share, one step of world knowledge, a cue's item — of whoever the request is about,
+and never a constraint the request does not touch (the LOOK rule). Unit tests on the rules, then
+the read path on the household fixture (real embedder, real Qdrant Edge store)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.schema import Memory, MemoryClass, PersonId
+from server.memory.applies import applying, spoken, touches
+from server.memory.readpath import ReadPath
+from tests.memory.conftest import ZHANG
+
+P = PersonId("zhang")
+
+
+def constraint(text: str, subject: str, speaker: str | None = None) -> Memory:
+    about = () if subject == "我" else (subject,)
+    return Memory(text, P, MemoryClass.SAFETY, subject=subject, entities=about, speaker=speaker)
+
+
+DAD_GOUT = constraint("爸爸有痛风，不能喝啤酒", "爸爸")
+DAD_SALT = constraint("爸爸有高血压，饭菜不能太咸", "爸爸")
+PEANUT = constraint("小橙子对花生过敏", "小橙子")
+MANGO = constraint("女儿对芒果过敏，吃了嘴巴会肿", "女儿")
+PENICILLIN = constraint("我对青霉素过敏", "我")
+HEIGHTS = constraint("我恐高，站在高处腿就发软", "我")
+CAT = constraint("猫肾不好，只能吃处方猫粮", "猫")
+ALL = [DAD_GOUT, DAD_SALT, PEANUT, MANGO, PENICILLIN, HEIGHTS, CAT]
+
+
+def said(question: str, aliases: tuple[str, ...] = ()) -> list[str]:
+    return [m.text for m in applying(question, [(m, None) for m in ALL], aliases)]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("给我爸买一箱啤酒", [DAD_GOUT]),  # the same item
+        ("给小橙子买点花生糖", [PEANUT]),
+        ("晚上做个宫保鸡丁给小橙子吃", [PEANUT]),  # a dish that holds the allergen
+        ("我喉咙发炎，能吃阿莫西林吗", [PENICILLIN]),  # a medicine of the family
+        ("给我爸腌点咸菜带回去", [DAD_SALT]),  # salty, for a no-salt diet
+        ("周末去走玻璃栈道", [HEIGHTS]),  # up high, for a fear of heights
+        ("给年糕换一款便宜的猫粮", [CAT]),
+    ],
+)
+def test_a_request_naming_what_a_constraint_is_about_gets_it(
+    question: str, expected: list[Memory]
+) -> None:
+    assert said(question) == [m.text for m in expected]
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "我下班想去跑个步",  # nothing any constraint is about (LOOK)
+        "我想喝杯热牛奶再睡",
+        "给我买一双跑步鞋",
+        "给我同事买一箱啤酒",  # for someone outside the household
+        "给我妈买一箱啤酒",  # 爸爸's gout is not 妈妈's
+        "我对什么过敏？",  # 过敏 names no item
+    ],
+)
+def test_nothing_is_said_that_the_request_does_not_touch(question: str) -> None:
+    assert said(question) == []
+
+
+def test_a_name_reaches_the_constraint_stored_under_its_relation_word() -> None:
+    assert said("给小橙子买个芒果蛋糕") == []  # nothing links 小橙子 to 女儿 here…
+    assert said("给小橙子买个芒果蛋糕", ("女儿",)) == [MANGO.text]  # …memory does
+
+
+def test_a_cue_of_the_write_path_counts_by_its_item() -> None:
+    swim = constraint("我有中耳炎，耳朵不能进水", "我")
+    assert not touches("下午去泳池玩玩", swim)
+    assert touches("下午去泳池玩玩", swim, cue="游泳池、泳池、潜水")
+    assert not touches("下午去泳池玩玩", swim, cue="洗头、淋雨")
+
+
+def test_the_constraint_is_said_to_whoever_listens() -> None:
+    assert spoken(PENICILLIN) == "你对青霉素过敏"  # their own words
+    assert spoken(constraint("我恐高。", "我", speaker="me")) == "你恐高"
+    assert spoken(constraint("我恐高", "我", speaker="张伟")) == "张伟恐高"  # someone else's
+
+
+async def test_the_read_path_says_first_only_what_the_request_names(read_path: ReadPath) -> None:
+    dad = await read_path.recall(ZHANG, "给我爸腌点咸菜带回去")
+    assert [m.text for m in dad.applies] == ["爸爸有高血压，不能吃太咸的东西"]
+    assert dad.as_json()["applies"] == ["爸爸有高血压，不能吃太咸的东西"]
+    wife = await read_path.recall(ZHANG, "订个海鲜礼包送我老婆")
+    assert [m.text for m in wife.applies] == ["我老婆对海鲜过敏，尤其是虾，一吃就起疹子"]
+    run = await read_path.recall(ZHANG, "我下班想去跑个步")
+    assert run.looked and run.applies == []
+    off = read_path.settings.model_copy(update={"say_constraints": False})
+    read_path.settings = off
+    assert (await read_path.recall(ZHANG, "给我爸腌点咸菜带回去")).applies == []
