@@ -142,7 +142,8 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     - in a single ask that is not about what to watch out for (the constraints answer that),
       the specific things it asks about (「小橙子的班主任姓什么？」: 班主任), leaving out
       ``names`` (who it is about) and the word after 什么/哪个 (「什么品种」 is answered by
-      「柯基」: a category, never looked for as written), share no character with any text.
+      「柯基」: a category, never looked for as written), share no character with any text (two
+      adjacent ones for a word of three or more: 「车牌号」 and 「手机号」).
     """
     if not texts:
         return True
@@ -166,7 +167,15 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])):
             continue
         focus.append(word)
-    return bool(focus) and not any(char in held for word in focus for char in word)
+    return bool(focus) and not any(_held(word, held) for word in focus)
+
+
+def _held(word: str, held: str) -> bool:
+    """Does memory say anything of ``word``: a character of a short word, two adjacent ones of
+    a longer word (「车牌号」 is not held by 「手机号」's 号)."""
+    if len(word) < 3:
+        return any(char in held for char in word)
+    return any(word[i : i + 2] in held for i in range(len(word) - 1))
 
 
 def warm() -> None:

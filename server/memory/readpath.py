@@ -234,7 +234,8 @@ class ReadPath:
         result.safety = [r for r in ordered if r.group == "safety"]
         result.related = [r for r in ordered if r.group == "related"]
         result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
-        if result.looked and s.say_constraints:  # said by Hearth first (server.memory.applies)
+        # said by Hearth first (server.memory.applies): whatever brought them into the group
+        if result.safety and s.say_constraints:
             said = [(r.memory, r.cue) for r in result.safety]
             result.applies = applies.applying(question, said, _linked(ordered, question))
         result.block = render_block(

@@ -87,7 +87,8 @@ NAMES = {"豆豆", "小橙子", "女儿", "狗", "爸爸", "我爸", "我", "我
     ("question", "texts"),
     [("我儿子叫什么名字？", []), ("豆豆今年几岁了？", DOG), ("豆豆是公的还是母的？", DOG),
      ("小橙子在哪个幼儿园？", DAUGHTER), ("小橙子的班主任姓什么？", DAUGHTER),
-     ("我爸以前是做什么的？", DAD), ("我老婆是哪里人？", ["老婆在市一医院当护士"])],
+     ("我爸以前是做什么的？", DAD), ("我老婆是哪里人？", ["老婆在市一医院当护士"]),
+     ("我车牌号是多少？", ["我换了手机号，新号码尾号是8866"])],
 )  # fmt: skip
 def test_memory_plainly_lacking_the_answer_is_found(question: str, texts: list[str]) -> None:
     assert memory_lacks(question, texts, NAMES)
@@ -99,7 +100,9 @@ def test_memory_plainly_lacking_the_answer_is_found(question: str, texts: list[s
      ("小橙子的钢琴老师姓什么？", DAUGHTER), ("我女儿最着迷什么东西？", DAUGHTER),
      ("我爸退休了平时有啥爱好？", DAD), ("打疫苗是上午还是下午？", ["后天上午带小橙子去打疫苗"]),
      ("我牙医的预约是几点？", ["12月4日下午三点去医院看牙"]),
-     ("我老婆是哪里人？", ["老婆老家在四川绵阳"])],
+     ("我老婆是哪里人？", ["老婆老家在四川绵阳"]),
+     ("我的电话号码是多少？", ["我换了手机号，新号码尾号是8866"]),
+     ("小橙子在哪上幼儿园？", ["小橙子在阳光幼儿园上中班"])],
 )  # fmt: skip
 def test_an_answer_memory_may_hold_is_never_called_lacking(question: str, texts: list[str]) -> None:
     """A category (「什么品种」→ 柯基), a kind stated in other words, a word sharing a character
