@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from memory import entities
 from memory.schema import Memory
+from server.memory import knowledge
 
 # Everyday words of each topic in render.SAFETY_TOPICS (one list, reviewed by topic, not tuned on
 # the bench's questions).
@@ -149,7 +150,8 @@ def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[M
     """The constraints the request can touch, in the order given (best match first), at most
     ``limit``: those of whoever it is about (``Scope``), on a topic it is about — a penicillin
     allergy is no answer to 「我中午想吃个鸡腿饭」 (the local model recited it) — or whose topic
-    is unknown (kept: a constraint missed costs more); none for a request only for people
+    is unknown (kept: a constraint missed costs more), or whose family covers what the request
+    names (``knowledge``: a revolving restaurant is up high); none for a request only for people
     outside the household."""
     if for_outsiders(question):
         return []
@@ -158,7 +160,9 @@ def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[M
     chosen = []
     for memory in constraints:
         about = topics_of(memory.text)
-        if scope.covers(question, memory) and (not asked or not about or asked & about):
+        on_topic = not asked or not about or bool(asked & about)
+        known = knowledge.covers(memory.text, question)
+        if scope.covers(question, memory) and (on_topic or known):
             chosen.append(memory)
     return chosen[:limit]
 

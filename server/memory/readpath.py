@@ -68,7 +68,7 @@ from server.device.grounding import (
 )
 from server.device.grounding import warm as warm_words
 from server.device.tools import ToolContext
-from server.memory import applies, lookup
+from server.memory import applies, knowledge, lookup
 from server.memory.render import describe, render_block
 
 log = structlog.get_logger(__name__)
@@ -154,7 +154,11 @@ class ReadPath:
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
         if s.lexical_limit:
             searches.append(Search(vector, s.lexical_limit, s.lexical_threshold, text=question))
-        result.looked = s.safety_lookup_limit > 0 and lookup.touches_safety(question)
+        # a request naming only something a constraint family covers (「我们去坐摩天轮吧」)
+        # is looked up too, and keeps only the constraints of such a family
+        touches = lookup.touches_safety(question)
+        covered = not touches and knowledge.names_covered(question)
+        result.looked = s.safety_lookup_limit > 0 and (touches or covered)
         if result.looked:  # Hearth looks before the model answers: same round trip
             searches.append(Search(vector, SAFETY_SCAN, None, cls=MemoryClass.SAFETY.value))
         anchored = entities.personally_anchored(question)
@@ -190,6 +194,9 @@ class ReadPath:
             held = {h.memory.key: h for h in next(rounds) if not h.memory.expired(now)}
             chosen = lookup.in_scope(question, [h.memory for h in held.values()],
                                      s.safety_lookup_limit)  # fmt: skip
+            if covered:
+                chosen = [m for m in chosen if knowledge.covers(m.text, question)]
+                result.looked = bool(chosen)  # none covers it: no lookup to speak of
             _collect(found, [held[m.key] for m in chosen], "lookup", now)
         if asked:
             about_whom = _about_whom_asked(question, anchored, relations, next(rounds))

@@ -96,3 +96,25 @@ async def test_the_read_path_says_first_only_what_the_request_names(read_path: R
     off = read_path.settings.model_copy(update={"say_constraints": False})
     read_path.settings = off
     assert (await read_path.recall(ZHANG, "给我爸腌点咸菜带回去")).applies == []
+
+
+def test_a_request_naming_only_what_a_family_covers_is_looked_up() -> None:
+    from server.memory.knowledge import covers, names_covered
+    from server.memory.lookup import in_scope, touches_safety
+
+    assert not touches_safety("我们去坐摩天轮吧") and names_covered("我们去坐摩天轮吧")
+    assert not names_covered("我家宝贝今天真乖")  # one character (贝) never starts a lookup
+    assert covers(HEIGHTS.text, "帮我订个旋转餐厅靠窗的位子")
+    # a revolving restaurant is food by its words, up high by what it is: kept for its family
+    assert in_scope("帮我订个旋转餐厅靠窗的位子", [PENICILLIN, HEIGHTS], 4) == [HEIGHTS]
+
+
+async def test_the_read_path_looks_up_a_covered_thing_and_keeps_only_its_family(
+    read_path: ReadPath,
+) -> None:
+    lift = await read_path.recall(ZHANG, "去地铁站坐直梯下去吧")
+    assert lift.looked
+    assert [r.memory.text for r in lift.safety if r.why == "lookup"] == ["我有幽闭恐惧症，不坐电梯"]
+    assert [m.text for m in lift.applies] == ["我有幽闭恐惧症，不坐电梯"]
+    nothing = await read_path.recall(ZHANG, "周末去坐摩天轮吧")  # no fear of heights held
+    assert not nothing.looked and nothing.applies == []
