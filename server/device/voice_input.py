@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+import structlog
+
 from config.settings import VadSettings
 from memory.schema import PersonId
 from providers.asr import ASR_SAMPLE_RATE, SpeechToText
@@ -18,9 +20,13 @@ from providers.errors import ProviderError
 from providers.opus import OpusDecoder
 from providers.vad import StreamingVad, VadPool
 from server import metrics
+from server.device import hotwords
 from server.device.listening import Listener, ListenerEvent
 from server.memory.household import HouseholdNames
+from server.memory.lookup import VOCABULARY
 from server.protocol.messages import ListenMode
+
+log = structlog.get_logger(__name__)
 
 MAX_FRAME_MS = 120  # the longest Opus frame; the decoder returns what the packet holds
 
@@ -31,6 +37,7 @@ class VoiceServices:
     vad_pool: VadPool
     vad: VadSettings
     names: HouseholdNames | None = None  # the household's names as the recogniser's hint
+    hotwords: bool = True  # the household's words put back where they were heard (hotwords)
 
 
 class UndecodableAudio(Exception):
@@ -88,8 +95,18 @@ class VoiceInput:
             self.services.names.refresh(person)
 
     async def transcribe(self, pcm: bytes, names: tuple[str, ...] = ()) -> str:
-        return await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE, names)
+        heard = await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE, names)
+        return with_hotwords(heard, names) if self.services.hotwords else heard
 
     @staticmethod
     def count_dropped(reason: str) -> None:
         metrics.AUDIO_DROPPED.labels(reason=reason).inc()
+
+
+def with_hotwords(heard: str, names: tuple[str, ...]) -> str:
+    """``heard`` with the household's names and the safety vocabulary put back where their
+    sounds were heard (``server.device.hotwords``), logged when it changed."""
+    fixed, replaced = hotwords.correct(heard, (*names, *VOCABULARY))
+    if replaced:
+        log.info("asr.hotwords", heard=heard, replaced=replaced)
+    return fixed

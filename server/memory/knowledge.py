@@ -59,6 +59,11 @@ _COVERED = re.compile(
 )  # fmt: skip
 
 
+def vocabulary() -> set[str]:
+    """Every word of every family, constraint side and request side."""
+    return {w for marks, words in FAMILIES for w in (*marks, *words)}
+
+
 def names_covered(request: str) -> bool:
     """Does the request name something a constraint family covers?"""
     return _COVERED.search(request) is not None

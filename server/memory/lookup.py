@@ -134,6 +134,11 @@ def for_outsiders(question: str) -> bool:
 
 
 _TOPIC_WORDS = {topic: _any_of(words) for topic, words in _TOPICS.items()}
+# the words of safety a recogniser must get right (server.device.hotwords)
+VOCABULARY: tuple[str, ...] = tuple(
+    sorted({w for words in (TRIGGERS, *_TOPICS.values(), knowledge.vocabulary()) for w in words
+            if len(w) >= 2})
+)  # fmt: skip
 
 
 def topics_of(text: str) -> frozenset[str]:

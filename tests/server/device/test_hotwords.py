@@ -1,0 +1,45 @@
+"""The household's words put back where the recogniser heard their sounds (sans-I/O)."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.device.hotwords import correct
+from server.device.voice_input import with_hotwords
+
+WORDS = ["芒果", "青霉素", "阿司匹林", "胰岛素", "周杰伦", "甜的", "小橙子"]
+
+
+@pytest.mark.parametrize(
+    ("heard", "meant"),
+    [
+        ("女儿对盲国过敏", "女儿对芒果过敏"),  # two characters, one of them rare
+        ("我对青梅素过敏", "我对青霉素过敏"),  # over a dictionary word (青梅)
+        ("爸爸每天早上吃一片阿斯皮灵", "爸爸每天早上吃一片阿司匹林"),
+        ("爷爷饭前要打一岛树", "爷爷饭前要打胰岛素"),
+        ("播放一首周结轮的歌", "播放一首周杰伦的歌"),
+        ("小城子想吃冰淇淋", "小橙子想吃冰淇淋"),  # ch/c, -ng/-n blurred in a long word
+    ],
+)
+def test_a_word_heard_as_other_characters_of_its_sound_is_put_back(heard: str, meant: str) -> None:
+    fixed, replaced = correct(heard, WORDS)
+    assert fixed == meant and replaced
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "今天的天气怎么样",  # 天的 sounds like 甜的 but straddles two words
+        "我今天忙过了",  # 忙过 sounds like 芒果, but both characters are common
+        "我喜欢吃芒果",  # already right
+        "play some music",
+    ],
+)
+def test_what_was_said_right_or_by_chance_alike_stays(heard: str) -> None:
+    assert correct(heard, WORDS) == (heard, [])
+
+
+def test_a_device_turn_corrects_with_the_names_and_the_safety_vocabulary() -> None:
+    assert with_hotwords("我对青梅素过敏", ()) == "我对青霉素过敏"  # the vocabulary's
+    assert with_hotwords("年高今天吃了吗", ("年糕",)) == "年高今天吃了吗"  # 年 and 高: common
+    assert with_hotwords("给豆逗买狗粮", ("豆豆",)) == "给豆豆买狗粮"
