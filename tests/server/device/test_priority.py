@@ -103,6 +103,8 @@ async def test_the_write_model_is_paused_during_a_device_turn_and_resumed_after(
         seen.append(state(child))  # what the write model is doing while the turn thinks
         return Reply("好的，马上。", hang=release)
 
+    # SIGSTOP is delivered asynchronously: on a busy machine /proc may still say R for a moment
+
     hearth.llm.responder = responder
     hearth.server.services.turn.priority = ConversationFirst(lambda: child)
     device = hearth.device(MAC)
@@ -110,7 +112,8 @@ async def test_the_write_model_is_paused_during_a_device_turn_and_resumed_after(
         await device.connect()
         asking = asyncio.create_task(device.ask("讲个笑话"))
         await wait_until(lambda: bool(seen), within_s=20)
-        assert seen == ["T"] and state(child) == "T"
+        # stopped while the turn thinks (wait_until fails the test if it never is)
+        await wait_until(lambda: state(child) == "T", within_s=10)
         release.set()
         result = await asking
         assert result.text == "好的，马上。"
