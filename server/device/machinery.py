@@ -32,7 +32,12 @@ _ID_NOTE = re.compile(r"[（(][^（()）]*?(" + _IDS.pattern + r")[^（()）]*?[
 # a tool call written as text in the middle of a reply (the opening kind is parsed or held by
 # ``providers.llm``): 「…可以这么说：{{"name": "send_message", "arguments": {…}}}}」, or a piece of
 # one the sentence splitter cut off
-_MARKUP = re.compile(r"\{+\s*\"\w+\"\s*:|\"\w+\"\s*:\s*[{\"\[]|\}\}")
+# 「<tools>"单位为元”，"default": 500}</tools>」: a tool schema's pieces, tags and numbers too
+_MARKUP = re.compile(
+    r"\{+\s*\"\w+\"\s*:|\"\w+\"\s*:\s*[-\d{\"\[]|\}\}"
+    r"|<\s*/?\s*(?:tools?|tool_calls?|functions?|function_calls?)\s*>",
+    re.IGNORECASE,
+)
 
 
 def without_markup(sentence: str) -> str:

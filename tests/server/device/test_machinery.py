@@ -52,3 +52,11 @@ def test_a_tool_call_written_mid_reply_is_cut_off() -> None:
     assert without_markup(said) == "给老婆发条微信说我晚点回家，可以这么说"
     assert without_markup('"arguments": {"content": "晚点回家了"}}}}') == ""
     assert without_markup("小橙子喜欢恐龙。") == "小橙子喜欢恐龙。"
+
+
+def test_a_tool_schema_written_as_text_is_not_spoken() -> None:
+    """What the local model wrote after a decline (e2e run local-all-said-first, S5)."""
+    garbage = '<tools>"单位为元”，"default": 500"单位为元”，"default": 100}</tools>不要'
+    assert without_markup(garbage) == ""
+    assert without_markup('看看价格"price": 300') == "看看价格"
+    assert without_markup("温度调到26度：舒适。") == "温度调到26度：舒适。"
