@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.device.hotwords import correct
 from server.device.voice_input import with_hotwords
@@ -43,3 +45,19 @@ def test_a_device_turn_corrects_with_the_names_and_the_safety_vocabulary() -> No
     assert with_hotwords("我对青梅素过敏", ()) == "我对青霉素过敏"  # the vocabulary's
     assert with_hotwords("年高今天吃了吗", ("年糕",)) == "年高今天吃了吗"  # 年 and 高: common
     assert with_hotwords("给豆逗买狗粮", ("豆豆",)) == "给豆豆买狗粮"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from("盲国芒果青梅素霉阿斯皮灵司匹林今天的忙过 ab1，。"), max_size=24
+    )
+)
+def test_a_correction_only_ever_swaps_a_heard_run_for_a_word_of_its_length(heard: str) -> None:
+    fixed, replaced = correct(heard, WORDS)
+    assert len(fixed) == len(heard)
+    assert [i for i, ch in enumerate(heard) if not "\u4e00" <= ch <= "\u9fff"] == [
+        i for i, ch in enumerate(fixed) if not "\u4e00" <= ch <= "\u9fff"
+    ]
+    assert all(word in WORDS and len(run) == len(word) for run, word in replaced)
+    assert (fixed == heard) == (not replaced)
