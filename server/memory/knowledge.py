@@ -69,9 +69,16 @@ def names_covered(request: str) -> bool:
     return _COVERED.search(request) is not None
 
 
+def _any_of(words: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+_COMPILED = tuple((_any_of(marks), _any_of(words)) for marks, words in FAMILIES)
+
+
 def covers(constraint: str, request: str) -> bool:
     """Is ``constraint`` of a family that covers something ``request`` names?"""
     return any(
-        any(w in constraint for w in marks) and any(w in request for w in words)
-        for marks, words in FAMILIES
+        marks.search(constraint) is not None and words.search(request) is not None
+        for marks, words in _COMPILED
     )

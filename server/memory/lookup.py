@@ -166,8 +166,7 @@ def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[M
     for memory in constraints:
         about = topics_of(memory.text)
         on_topic = not asked or not about or bool(asked & about)
-        known = knowledge.covers(memory.text, question)
-        if scope.covers(question, memory) and (on_topic or known):
+        if scope.covers(question, memory) and (on_topic or knowledge.covers(memory.text, question)):
             chosen.append(memory)
     return chosen[:limit]
 
