@@ -24,6 +24,11 @@ _STOP = frozenset(
 )  # fmt: skip
 
 
+def any_of(words: Iterable[str]) -> re.Pattern[str]:
+    """One pattern for any of ``words``, longest first (a longer word wins over its part)."""
+    return re.compile("|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True)))
+
+
 def terms(text: str) -> set[str]:
     lowered = text.lower()
     found = {w[:5] for w in _WORD.findall(lowered) if len(w) >= 3 and w not in _STOP}

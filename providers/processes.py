@@ -182,10 +182,12 @@ class EmbeddedRedis:
         self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.folder.chmod(0o700)
         self.password = secrets.token_urlsafe(24)
+        self.config = self.folder / "redis.conf"
         self.port = 0
         self._write_config()
-        config = self.folder / "redis.conf"
-        self.child = ChildProcess("redis", [binary, str(config)], data_dir / "logs" / "redis.log")
+        self.child = ChildProcess(
+            "redis", [binary, str(self.config)], data_dir / "logs" / "redis.log"
+        )
 
     def _write_config(self) -> None:
         """A fresh free port each time: another process may take a port between our probe and
@@ -196,7 +198,7 @@ class EmbeddedRedis:
             f'dir "{self.folder.resolve()}"', "appendonly yes", "appendfsync always",
             'save ""', "daemonize no",
         ]  # fmt: skip
-        fd = os.open(self.folder / "redis.conf", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(self.config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write("\n".join(lines) + "\n")
 

@@ -21,12 +21,11 @@ up (the LOOK rule).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from memory import entities
 from memory.schema import Memory
-from memory.terms import terms
+from memory.terms import any_of, terms
 from server.memory import knowledge, lookup
 
 # A shared character pair says an item only when neither character is a function word or a verb
@@ -35,10 +34,7 @@ _FUNCTION = frozenset(
     "对不能要会就了的是有一个只也都在和把给很太吃喝去做买带点想多少起着过这那些么什还再又最"
     "我你您他她它们家让被从到说用种类样些次天每早晚上下午中里外前后时候可以别得地"
 )
-_PERSON_WORDS = re.compile(
-    "|".join(re.escape(w) for w in sorted({*entities.RELATIONS, "我", "你", "自己"}, key=len,
-                                           reverse=True))
-)  # fmt: skip
+_PERSON_WORDS = any_of((*entities.RELATIONS, "我", "你", "自己"))
 
 
 def _items(text: str, names: Sequence[str]) -> set[str]:

@@ -13,7 +13,7 @@ family; the e2e bench's dev split was read to check it, its test split is report
 
 from __future__ import annotations
 
-import re
+from memory.terms import any_of
 
 # constraint words → request words for what the constraint covers (one step of world knowledge;
 # general household knowledge, reviewed by family, not a list of the bench's questions)
@@ -51,12 +51,9 @@ FAMILIES: tuple[tuple[tuple[str, ...], tuple[str, ...]], ...] = (
     (("酒精", "不能喝酒", "忌酒"), ("酒",)),
 )  # fmt: skip
 
-# every request word of two or more characters of every family, longest first (咸 or 贝 alone
-# would start a lookup for 宝贝)
-_COVERED = re.compile(
-    "|".join(re.escape(w) for w in sorted({w for _, ws in FAMILIES for w in ws if len(w) > 1},
-                                           key=len, reverse=True))
-)  # fmt: skip
+# every request word of two or more characters of every family (咸 or 贝 alone would start a
+# lookup for 宝贝)
+_COVERED = any_of(w for _, words in FAMILIES for w in words if len(w) > 1)
 
 
 def vocabulary() -> set[str]:
@@ -69,11 +66,7 @@ def names_covered(request: str) -> bool:
     return _COVERED.search(request) is not None
 
 
-def _any_of(words: tuple[str, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-
-
-_COMPILED = tuple((_any_of(marks), _any_of(words)) for marks, words in FAMILIES)
+_COMPILED = tuple((any_of(marks), any_of(words)) for marks, words in FAMILIES)
 
 
 def covers(constraint: str, request: str) -> bool:

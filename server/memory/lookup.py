@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from memory import entities
 from memory.schema import Memory
+from memory.terms import any_of
 from server.memory import knowledge
 
 # Everyday words of each topic in render.SAFETY_TOPICS (one list, reviewed by topic, not tuned on
@@ -66,12 +67,7 @@ _TOPICS: dict[str, tuple[str, ...]] = {
 # word that is part of another topic's (花 of 花生), and 花粉 on no topic (it matters outdoors).
 
 
-def _any_of(words: Sequence[str]) -> re.Pattern[str]:
-    """One pattern for any of ``words`` (longest first)."""
-    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
-
-
-_TRIGGER = _any_of(TRIGGERS)
+_TRIGGER = any_of(TRIGGERS)
 # the speaker speaks of themself — after possessives (我家, 我的, 我老婆, 我妈) are taken out
 _SELF = re.compile(r"我|自己|本人")
 _POSSESSIVE = re.compile(
@@ -133,7 +129,7 @@ def for_outsiders(question: str) -> bool:
     return not mine and not entities.relations_in(question)
 
 
-_TOPIC_WORDS = {topic: _any_of(words) for topic, words in _TOPICS.items()}
+_TOPIC_WORDS = {topic: any_of(words) for topic, words in _TOPICS.items()}
 # the words of safety a recogniser must get right (server.device.hotwords)
 VOCABULARY: tuple[str, ...] = tuple(
     sorted({w for words in (TRIGGERS, *_TOPICS.values(), knowledge.vocabulary()) for w in words
