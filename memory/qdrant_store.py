@@ -6,7 +6,8 @@ memories excluded by a range filter. A batch of searches is one ``query_batch_po
 one round trip; a lexical search is a BM25 ``TextQuery`` on the text index in the same batch
 (qdrant-client's local mode cannot rank by BM25 with this index: its lexical searches find
 nothing, logged once). Calls block on the network, so callers on an event loop run them in a thread
-(``remote = True``).
+(``remote = True``); local mode answers in-process and is not thread-safe (two jobs' concurrent
+upsert and search broke its arrays), so its calls stay on the loop's thread (``remote = False``).
 
 The URL must pin the scheme (``http://qdrant:6333`` in a plain container network): with an API key
 and no scheme, qdrant-client switches to HTTPS and every call fails with an SSL error.
@@ -45,11 +46,16 @@ _TEXT_INDEX = models.TextIndexParams(
 )
 
 
-class QdrantMemoryStore:
-    remote = True
+def in_process(client: QdrantClient) -> bool:
+    """qdrant-client's local mode (``:memory:`` or a ``path``), which runs in this process."""
+    options = client.init_options
+    return bool(options.get("path")) or options.get("location") == ":memory:"
 
+
+class QdrantMemoryStore:
     def __init__(self, client: QdrantClient, collection: str, dim: int) -> None:
         self.client = client
+        self.remote = not in_process(client)
         self.collection = collection
         self.dim = dim
         fresh = not client.collection_exists(collection)

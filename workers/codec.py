@@ -38,6 +38,8 @@ def load(raw: bytes) -> dict[str, Any]:
 def _plain(value: Any) -> Any:
     if isinstance(value, tuple | set | frozenset):
         return list(value)
+    if isinstance(value, BaseException):  # a failed job's result: kept readable, as text
+        return f"{type(value).__name__}: {value}"[:500]
     raise TypeError(f"{type(value).__name__} is not part of a job")
 
 

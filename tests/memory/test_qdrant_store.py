@@ -12,7 +12,7 @@ from qdrant_client import QdrantClient
 from config.settings import SettingsError, load_settings
 from memory import schema
 from memory.importer import import_file
-from memory.qdrant_store import QdrantMemoryStore
+from memory.qdrant_store import QdrantMemoryStore, in_process
 from memory.schema import MemoryClass
 from providers.embedder import UseEmbedder
 from server.memory.readpath import ReadPath
@@ -86,3 +86,12 @@ async def test_a_collection_from_before_the_derived_fields_is_backfilled(
     )
     assert "小橙子对花生过敏" in [r.memory.text for r in nickname.safety]
     reopened.close()
+
+
+def test_local_mode_stays_on_the_callers_thread(qdrant_store: QdrantMemoryStore) -> None:
+    """Local mode is not thread-safe: two arq jobs' upsert and search in threads broke its arrays
+    (IndexError in a CI run). Only a server store runs its calls in a worker thread."""
+    assert qdrant_store.remote is False
+    assert in_process(QdrantClient(location=":memory:"))
+    # never contacted: construction is lazy without the version check
+    assert not in_process(QdrantClient(url="http://127.0.0.1:9", check_compatibility=False))

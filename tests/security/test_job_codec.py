@@ -16,7 +16,7 @@ from redis.asyncio import Redis
 from config import keys
 from server.device.session_end import record_payload
 from tests.workers.test_session_jobs import record, run_worker
-from workers.codec import JOB_KEY_PREFIX, UNREADABLE, job_pool, migrate_queued
+from workers.codec import JOB_KEY_PREFIX, UNREADABLE, dump, job_pool, load, migrate_queued
 from workers.contract import REMEMBER_SESSION, SessionJob, enqueue_session
 from workers.settings import QUEUE
 
@@ -62,3 +62,9 @@ async def test_the_producers_and_the_worker_agree(redis: Redis) -> None:
     pool = job_pool(redis)
     queued = await pool.enqueue_job("tag_pending", "alice", _job_id="t-1", _queue_name=QUEUE)
     assert queued is not None and (await queued.info()) is not None  # JSON read back
+
+
+def test_a_failed_jobs_error_is_stored_as_text() -> None:
+    """arq stores a failed job's exception as its result; JSON keeps its type and message."""
+    stored = load(dump({"s": False, "r": IndexError("index 0 is out of bounds")}))
+    assert stored["r"] == "IndexError: index 0 is out of bounds"
