@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 
+import cn2an
+
 from config.settings import TTSSettings
 from providers.opus import resample
 from providers.tts import to_pinyin
@@ -145,12 +147,13 @@ _DIGITS = str.maketrans("0123456789", "零一二三四五六七八九")
 
 
 def _chars(text: str) -> str:
-    return normalize(text).translate(_DIGITS)
+    """Numbers written as Chinese numerals (cn2an; digit by digit where it leaves any)."""
+    return str(cn2an.transform(normalize(text), "an2cn")).translate(_DIGITS)
 
 
 def character_error_rate(reference: str, hypothesis: str) -> float:
     """Levenshtein distance over characters / reference length, ignoring punctuation, spaces
-    and digit style (「7点」 = 「七点」)."""
+    and number style (「7点」 = 「七点」, 「10月」 = 「十月」: whisper writes either)."""
     ref, hyp = _chars(reference), _chars(hypothesis)
     if not ref:
         return 0.0 if not hyp else 1.0

@@ -4,6 +4,7 @@ tests/providers/test_asr.py)."""
 from __future__ import annotations
 
 from bench.asr import household, household_names, split_of, summarize
+from bench.speech import character_error_rate
 
 
 def test_the_household_set_is_large_enough_and_split_both_ways() -> None:
@@ -32,3 +33,10 @@ def test_the_bench_gives_the_recogniser_the_names_its_memories_introduce() -> No
     """As a device turn would (server.memory.household): every name, no relation word."""
     assert household_names(12) == ("小橙子", "王小明", "李娜", "张秀英", "豆豆", "年糕")
     assert household_names(2) == ("小橙子", "王小明")
+
+
+def test_cer_ignores_how_numbers_are_written_and_nothing_else() -> None:
+    assert character_error_rate("明天早上七点叫我", "明天早上7点叫我。") == 0.0
+    # 10月 is 十月 (not 一零月); 日 for 号 and 仪 for 日 are still two errors
+    assert character_error_rate("我们的结婚纪念日是十月八号", "我们的结婚纪念仪是10月8日") == 2 / 13
+    assert character_error_rate("提醒我吃降压药", "提醒我吃酱鸭鸭") == 3 / 7
