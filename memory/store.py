@@ -395,32 +395,37 @@ class EdgeMemoryStore:
     # ---- reads ------------------------------------------------------------------------------
 
     def search_batch(self, person: PersonId, searches: list[Search], now: float) -> list[list[Hit]]:
-        results = []
-        for search in searches:
-            if search.text is not None:
-                results.append(self._lexical(person, search, now))
-                continue
-            request = qe.QueryRequest(
-                limit=search.limit,
-                query=qe.Query.Nearest(search.vector),
-                filter=self._filter(person, search, now),
-                score_threshold=search.threshold,
-                with_payload=True,
-                params=_RESCORED,
-            )
-            results.append(hits_of(person, search, self._shard.query(request)))
-        return results
+        requests = [self._request(person, search, now) for search in searches]
+        # one call; the engine plans the batch (paired against one query per search at
+        # 10×10,000 with cues: round 1 p50 2.63 → 2.61 ms, the same hits for 1,000 questions)
+        answers = self._shard.query_batch(qe.QueryBatchRequest(requests))
+        return [
+            self._hits(person, search, points)
+            for search, points in zip(searches, answers, strict=True)
+        ]
 
-    def _lexical(self, person: PersonId, search: Search, now: float) -> list[Hit]:
-        assert search.text is not None
-        request = qe.QueryRequest(
+    def _request(self, person: PersonId, search: Search, now: float) -> qe.QueryRequest:
+        if search.text is not None:  # lexical: BM25 picks, each hit scored by its cosine
+            return qe.QueryRequest(
+                limit=search.limit,
+                query=qe.TextQuery(schema.TEXT, search.text),
+                filter=self._filter(person, search, now),
+                with_payload=True,
+                with_vector=True,
+            )
+        return qe.QueryRequest(
             limit=search.limit,
-            query=qe.TextQuery(schema.TEXT, search.text),
+            query=qe.Query.Nearest(search.vector),
             filter=self._filter(person, search, now),
+            score_threshold=search.threshold,
             with_payload=True,
-            with_vector=True,
+            params=_RESCORED,
         )
-        points = self._shard.query(request)
+
+    @staticmethod
+    def _hits(person: PersonId, search: Search, points: list[Any]) -> list[Hit]:
+        if search.text is None:
+            return hits_of(person, search, points)
         return lexical_hits(
             search,
             ((Memory.from_payload(str(p.id), p.payload or {}), p.score, p.vector) for p in points),
