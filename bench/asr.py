@@ -25,6 +25,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from bench import hotword_checks
 from bench.device import pct
 from bench.speech import (
     RATE,
@@ -231,6 +232,7 @@ async def main(options: Options, console: Console) -> Path:
             row["heard_no_names"], row["cer_no_names"] = without["heard"], without["cer"]
     folder = options.out / options.name
     folder.mkdir(parents=True, exist_ok=True)
+    checks = hotword_checks.report(names) if hot else {}  # what they change in correct text
     a = settings.asr
     report = {
         "name": options.name, "at": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -239,6 +241,7 @@ async def main(options: Options, console: Console) -> Path:
                 "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt,
                 "household_names": list(names), "hotwords": hot},
         "summary": lines, "utterances": rows,
+        "hotwords_on_correct_text": checks,
     }  # fmt: skip
     (folder / "asr.json").write_bytes(orjson.dumps(report, option=orjson.OPT_INDENT_2))
     console.print(
@@ -249,5 +252,8 @@ async def main(options: Options, console: Console) -> Path:
     )
     for r in worst[:12]:
         console.print(f"  {r['voice']}/{r['id']}: {r['said']} → {r['heard']} ({r['cer']:.2f})")
+    for label, found in checks.items():
+        console.print(f"hotwords on correct text ({label}): {found['changed']} changes in "
+                      f"{found['texts']:,} texts {' '.join(found['examples'])}")  # fmt: skip
     console.print(f"run written to {folder}")
     return folder

@@ -6,9 +6,11 @@ household assistant must get right (allergens, medicines, names). Given the word
 here — the household's names and the safety vocabulary (``server.memory.knowledge``) — a run of
 characters whose toneless pinyin is a word's, and which is not itself a word of the dictionary,
 becomes that word. Two characters sound alike by chance (忙过 / 芒果): a two-character word is
-put back only over whole words of the heard text, one character of which is rare (盲 of 盲国);
-words of three or more characters also match with the initials and finals a speaker or the
-recogniser most often blurs (zh/z, ch/c, sh/s, -ng/-n). No model, about 0.1 ms per
+put back only over whole words of the heard text, with the word's tones (站道 for 栈道, 公宝 for
+宫保: whisper hears tones) or one character rare (盲 of 盲国). Words of three or more characters
+also match with the initials and finals a speaker or the recogniser most often blurs (zh/z,
+ch/c, sh/s, -ng/-n). On 44,761 correctly written household sentences nothing changes; on
+100,000 strings of six random dictionary words, 28 runs (README). No model, about 0.1 ms per
 utterance; each correction is logged with what was heard.
 """
 
@@ -40,6 +42,11 @@ def _blurred(syllable: str) -> str:
 @lru_cache(maxsize=4096)
 def _sounds(text: str) -> tuple[str, ...]:
     return tuple(lazy_pinyin(text, style=Style.NORMAL))
+
+
+@lru_cache(maxsize=4096)
+def _toned(text: str) -> tuple[str, ...]:
+    return tuple(lazy_pinyin(text, style=Style.TONE3, neutral_tone_with_five=True))
 
 
 def _key(sounds: Iterable[str], blur: bool) -> tuple[str, ...]:
@@ -96,7 +103,9 @@ def _correct_run(run: str, index: Index, replaced: list[tuple[str, str]]) -> str
                 continue
             if n == 2:
                 bounds = _bounds(run) if bounds is None else bounds
-                if not (i in bounds and i + n in bounds and _rare(window)):
+                if not (i in bounds and i + n in bounds):
+                    continue
+                if not (_rare(window) or _toned(window) == _toned(word)):
                     continue
             chars[i : i + n] = list(word)
             done[i : i + n] = [True] * n

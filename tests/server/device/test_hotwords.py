@@ -9,13 +9,15 @@ from hypothesis import strategies as st
 from server.device.hotwords import correct
 from server.device.voice_input import with_hotwords
 
-WORDS = ["芒果", "青霉素", "阿司匹林", "胰岛素", "周杰伦", "甜的", "小橙子"]
+WORDS = ["芒果", "青霉素", "阿司匹林", "胰岛素", "周杰伦", "甜的", "小橙子", "栈道", "宫保"]
 
 
 @pytest.mark.parametrize(
     ("heard", "meant"),
     [
         ("女儿对盲国过敏", "女儿对芒果过敏"),  # two characters, one of them rare
+        ("周末去走玻璃站道", "周末去走玻璃栈道"),  # two common characters with the word's tones
+        ("晚上做各公宝基丁", "晚上做各宫保基丁"),  # the same, inside a longer unknown run
         ("我对青梅素过敏", "我对青霉素过敏"),  # over a dictionary word (青梅)
         ("爸爸每天早上吃一片阿斯皮灵", "爸爸每天早上吃一片阿司匹林"),
         ("爷爷饭前要打一岛树", "爷爷饭前要打胰岛素"),
@@ -32,7 +34,7 @@ def test_a_word_heard_as_other_characters_of_its_sound_is_put_back(heard: str, m
     "heard",
     [
         "今天的天气怎么样",  # 天的 sounds like 甜的 but straddles two words
-        "我今天忙过了",  # 忙过 sounds like 芒果, but both characters are common
+        "我今天忙过了",  # 忙过 sounds like 芒果, but both characters are common, other tones
         "我喜欢吃芒果",  # already right
         "play some music",
     ],
@@ -43,7 +45,8 @@ def test_what_was_said_right_or_by_chance_alike_stays(heard: str) -> None:
 
 def test_a_device_turn_corrects_with_the_names_and_the_safety_vocabulary() -> None:
     assert with_hotwords("我对青梅素过敏", ()) == "我对青霉素过敏"  # the vocabulary's
-    assert with_hotwords("年高今天吃了吗", ("年糕",)) == "年高今天吃了吗"  # 年 and 高: common
+    assert with_hotwords("年高今天吃了吗", ("年糕",)) == "年糕今天吃了吗"  # the name's tones
+    assert with_hotwords("今年高了吗", ("年糕",)) == "今年高了吗"  # 今年 is a word: 年 taken
     assert with_hotwords("给豆逗买狗粮", ("豆豆",)) == "给豆豆买狗粮"
 
 
