@@ -89,9 +89,13 @@ class HearthUnderTest:
         token = authority_for(self.settings).mint(BENCH_DEVICE, BENCH_CLIENT, time.time())
         return DeviceClient(self.ws_url, BENCH_DEVICE, BENCH_CLIENT, token)
 
-    async def ask(self, question: str, within_s: float, pcm: bytes | None = None) -> Answer:
+    async def ask(
+        self, question: str, within_s: float, pcm: bytes | None = None, abort: bool = False
+    ) -> Answer:
         """One question on a new connection ("days later": only memory can answer); with
-        ``pcm`` (16 kHz) it is spoken, unpaced, with the silence that ends an utterance."""
+        ``pcm`` (16 kHz) it is spoken, unpaced, with the silence that ends an utterance;
+        ``abort``: the reply is cut at its first audio frame (the memory is in the trace by
+        then; a retrieval-only run need not hear it read out in real time)."""
         device = self.device()
         started = time.perf_counter()
         await device.connect()
@@ -99,7 +103,7 @@ class HearthUnderTest:
             if pcm is None:
                 result: TurnResult = await device.ask(question, within_s=within_s)
             else:
-                result = await device.speak(pcm, silence_ms=1500, within_s=within_s)
+                result = await device.speak(pcm, silence_ms=1500, within_s=within_s, abort=abort)
         finally:
             await device.close()
         seconds = time.perf_counter() - started
