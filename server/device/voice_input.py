@@ -89,14 +89,22 @@ class VoiceInput:
         household = self.services.names
         return household.known(person) if household is not None else ()
 
+    def words(self, person: PersonId) -> tuple[str, ...]:
+        """The words the person's memories use, for the hotwords (read with the names)."""
+        household = self.services.names
+        return household.words(person) if household is not None else ()
+
     def refresh_names(self, person: PersonId) -> None:
         """A session opens: read the household's names again (in the background)."""
         if self.services.names is not None:
             self.services.names.refresh(person)
 
-    async def transcribe(self, pcm: bytes, names: tuple[str, ...] = ()) -> str:
+    async def transcribe(
+        self, pcm: bytes, names: tuple[str, ...] = (), words: tuple[str, ...] = ()
+    ) -> str:
+        """``names`` are whisper's hint and hotwords; ``words`` hotwords only."""
         heard = await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE, names)
-        return with_hotwords(heard, names) if self.services.hotwords else heard
+        return with_hotwords(heard, (*names, *words)) if self.services.hotwords else heard
 
     @staticmethod
     def count_dropped(reason: str) -> None:
@@ -104,8 +112,8 @@ class VoiceInput:
 
 
 def with_hotwords(heard: str, names: tuple[str, ...]) -> str:
-    """``heard`` with the household's names and the safety vocabulary put back where their
-    sounds were heard (``server.device.hotwords``), logged when it changed."""
+    """``heard`` with the household's names and words (``names``) and the safety vocabulary put
+    back where their sounds were heard (``server.device.hotwords``), logged when it changed."""
     fixed, replaced = hotwords.correct(heard, (*names, *VOCABULARY))
     if replaced:
         log.info("asr.hotwords", heard=heard, replaced=replaced)

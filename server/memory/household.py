@@ -1,4 +1,4 @@
-"""The names a household uses, for the speech recogniser.
+"""The names and words a household uses, for the speech recogniser.
 
 Whisper hears a name it has never seen as the nearest common words (「小橙子」 → 「小城自」,
 「周杰伦」 → 「周结轮」); given the name in its "previous text" it writes it right. The names
@@ -7,15 +7,23 @@ subjects and entities, the registered speakers who said them — read from the s
 background when a session opens and again when they are ``REFRESH_S`` old: an utterance never
 waits on this, a name the write path learned from one session is heard in the next, and a store
 that is down costs the recogniser its hint, nothing else (logged).
+
+Beside the names, the household's words — the things its memories talk about (瑜伽课, 处方猫粮,
+新能源汽车: nouns of two to four characters, by jieba's tagger) — go to the hotwords
+(``server.device.hotwords``), which put a word back where its sound was heard as other
+characters (「手机后尾耗」 → 尾号). They are not given to whisper: a long prompt of words it reads
+back on unclear audio.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+import jieba.posseg
 import structlog
 
 from memory import entities
@@ -39,19 +47,38 @@ def ranked_names(memories: Iterable[Memory], limit: int) -> list[str]:
     return [name for name, _ in counts.most_common(limit)]
 
 
+def household_words(memories: Iterable[Memory], limit: int) -> list[str]:
+    """The nouns the memories use most (two to four Chinese characters; person names are the
+    names' business), most used first."""
+    counts: Counter[str] = Counter()
+    for memory in memories:
+        counts.update({
+            word for word, flag in jieba.posseg.lcut(memory.text)
+            if flag.startswith("n") and flag != "nr" and _WORD.fullmatch(word)
+        })  # fmt: skip
+    return [word for word, _ in counts.most_common(limit)]
+
+
+_WORD = re.compile(r"[\u4e00-\u9fff]{2,4}")
+
+
 class HouseholdNames:
-    """Per person, the names to give the recogniser: what is known now, never awaited."""
+    """Per person, the names to give the recogniser and the words for the hotwords: what is
+    known now, never awaited."""
 
     def __init__(
         self,
         store: MemoryStore,
         limit: int,
         clock: Callable[[], float] = time.monotonic,
+        words: int = 0,
     ) -> None:
         self._store = store
         self._limit = limit
+        self._words = words
         self._clock = clock
-        self._known: dict[PersonId, tuple[float, tuple[str, ...]]] = {}  # read at, names
+        # read at (monotonic), names, words
+        self._known: dict[PersonId, tuple[float, tuple[str, ...], tuple[str, ...]]] = {}
         self._reading: dict[PersonId, asyncio.Task[None]] = {}
 
     def known(self, person: PersonId) -> tuple[str, ...]:
@@ -61,6 +88,11 @@ class HouseholdNames:
         if entry is None or self._clock() >= entry[0]:
             self.refresh(person)
         return entry[1] if entry is not None else ()
+
+    def words(self, person: PersonId) -> tuple[str, ...]:
+        """The words the person's memories use, as last read (``known`` keeps them fresh)."""
+        entry = self._known.get(person)
+        return entry[2] if entry is not None else ()
 
     def refresh(self, person: PersonId) -> None:
         """Read the person's names again in the background (a session opens), unless a read
@@ -72,16 +104,22 @@ class HouseholdNames:
 
     async def read(self, person: PersonId) -> None:
         """Read the person's names now."""
-        previous = self._known.get(person, (0.0, ()))[1]
+        _, previous, words = self._known.get(person, (0.0, (), ()))
         try:
             memories = await store_call(
                 self._store, self._store.newest, person, Search([], 0), None, SCAN
             )
         except Exception as exc:  # the store down: the recogniser goes on without the hint
             log.warning("asr.names_unavailable", person=person, error=str(exc))
-            self._known[person] = (self._clock() + RETRY_S, previous)
+            self._known[person] = (self._clock() + RETRY_S, previous, words)
             return
-        names = tuple(ranked_names(memories, self._limit))
+        names, words = await asyncio.to_thread(self._read_off, memories)
         if names != previous:
-            log.info("asr.names", person=person, names=list(names))
-        self._known[person] = (self._clock() + REFRESH_S, names)
+            log.info("asr.names", person=person, names=list(names), words=len(words))
+        self._known[person] = (self._clock() + REFRESH_S, names, words)
+
+    def _read_off(self, memories: list[Memory]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """Names and words (the tagger takes ~50 ms for 500 memories: off the event loop)."""
+        names = tuple(ranked_names(memories, self._limit))
+        words = household_words(memories, self._words) if self._words else []
+        return names, tuple(w for w in words if w not in names)

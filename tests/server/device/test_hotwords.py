@@ -64,3 +64,10 @@ def test_a_correction_only_ever_swaps_a_heard_run_for_a_word_of_its_length(heard
     ]
     assert all(word in WORDS and len(run) == len(word) for run, word in replaced)
     assert (fixed == heard) == (not replaced)
+
+
+def test_a_word_of_the_household_heard_right_is_never_swapped_for_another() -> None:
+    """柯基 (the dog) sounds like 科技 (the job) to the two-character rule: both are the
+    household's words, so what was heard stands."""
+    assert correct("我们家的狗是柯基", ["科技"])[0] == "我们家的狗是科技"  # 柯 is rare
+    assert correct("我们家的狗是柯基", ["科技", "柯基"]) == ("我们家的狗是柯基", [])

@@ -17,7 +17,7 @@ from memory.schema import Memory, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.engine import MemoryEngine
-from server.memory.household import REFRESH_S, HouseholdNames, ranked_names
+from server.memory.household import REFRESH_S, HouseholdNames, household_words, ranked_names
 from server.memory.readpath import ReadPath
 from server.persons import default_person
 from tests.conftest import start_hearth
@@ -39,15 +39,27 @@ def test_names_are_the_households_not_relations_or_the_speaker_self() -> None:
     assert ranked_names(memories, 1) == ["小橙子"]  # the name most memories are about
 
 
+def test_words_are_the_nouns_the_memories_use_most() -> None:
+    texts = ["老婆每周三晚上上瑜伽课", "我的新手机号尾号是6688", "处方猫粮是给年糕吃的",
+             "手机号换了", "我在一家科技公司上班"]  # fmt: skip
+    words = household_words([Memory(t, ZHANG) for t in texts], 20)
+    assert words[0] == "手机号"  # in two memories
+    assert {"瑜伽", "尾号", "处方", "科技", "公司"} <= set(words)
+    assert not {"我", "上班", "6688", "每周三"} & set(words)  # nouns of 2-4 characters only
+    assert household_words([Memory(t, ZHANG) for t in texts], 2) == words[:2]
+
+
 async def test_names_are_read_in_the_background_per_person(
     store: EdgeMemoryStore, embedder: UseEmbedder
 ) -> None:
     now = [0.0]
-    names = HouseholdNames(store, 12, clock=lambda: now[0])
-    assert names.known(ZHANG) == ()  # nothing read yet: never waits
+    names = HouseholdNames(store, 12, clock=lambda: now[0], words=50)
+    assert names.known(ZHANG) == () and names.words(ZHANG) == ()  # never waits
     await wait_until(lambda: names.known(ZHANG) != ())
     zhang = names.known(ZHANG)
     assert "小橙子" in zhang and "张伟" in zhang
+    assert {"降压药", "吉他", "车库"} <= set(names.words(ZHANG))  # what the memories talk about
+    assert not set(zhang) & set(names.words(ZHANG))
     assert not {"女儿", "老婆", "妈妈", "我"} & set(zhang)
     await wait_until(lambda: names.known(LI) != ())
     assert "豆豆" in names.known(LI) and "小橙子" not in names.known(LI)  # never across persons
@@ -88,7 +100,7 @@ class RecordingASR:
 
     async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
         self.names.append(tuple(names))
-        return "小橙子能吃花生酱吗"
+        return "小橙子能吃花生酱吗，西湖去的房子呢"  # 西湖区 heard as 西湖去
 
 
 async def test_a_spoken_turn_gives_the_recogniser_its_households_names(
@@ -116,6 +128,7 @@ async def test_a_spoken_turn_gives_the_recogniser_its_households_names(
             await device.close()
     finally:
         store.close()
-    assert turn.stt == "小橙子能吃花生酱吗"
+    # the household's word put back (a noun of its memories: 「我们家住在杭州西湖区」)
+    assert turn.stt == "小橙子能吃花生酱吗，西湖区的房子呢"
     [heard] = asr.names
     assert "小橙子" in heard and "豆豆" not in heard
