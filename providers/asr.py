@@ -37,8 +37,10 @@ HOPELESS_LOGPROB = -2.5
 PROMPT_TOKENS = 223  # whisper's limit on previous text: half its 448-token context
 PROMPTS_KEPT = 64  # tokenised prompts kept (one per household's names)
 WHISPER_FRAMES = 3000  # 30 s of 10 ms mel frames: whisper's native window
-# A unit of 1-8 characters repeated 6+ times in a row: whisper's decoding loop, not speech.
-_LOOP = re.compile(r"(.{1,8}?)\1{5,}")
+# A unit of 1-8 characters repeated 6+ times in a row, or of 4-12 repeated 3+ times
+# (「一家里等于几家里等于几家里等于几」): whisper's decoding loop, not speech. People do repeat
+# short words (谢谢谢谢, 好的好的好的, 快点快点快点), never a phrase three times running.
+_LOOP = re.compile(r"(.{1,8}?)\1{5,}|(.{4,12}?)\2{2,}")
 # The whole utterance written twice (「奶奶最爱吃红烧肉奶奶最爱吃红烧肉」): whisper's other loop
 _TWICE = re.compile(r"^(.{4,}?)[\s,，、.。]*\1[\s,，、.。]*$")
 _SEPARATOR = re.compile(r"([,，、.。])\s+")
@@ -64,7 +66,7 @@ def clean_transcript(text: str, *, simplified: bool) -> str:
     """One line of text a person would have said: loops cut to one repetition (a whole
     utterance written twice too), traditional characters converted, whitespace collapsed."""
     text = _SEPARATOR.sub(r"\1", text)  # 「见见, 见见,见见」: one separator style, so loops match
-    text = _LOOP.sub(r"\1", text)
+    text = _LOOP.sub(lambda m: m.group(1) or m.group(2), text)
     text = _TWICE.sub(r"\1", text)
     if simplified:
         text = _T2S.convert(text)

@@ -66,6 +66,12 @@ def test_cleaning_cuts_decoding_loops_and_converts_to_simplified() -> None:
     )
     assert clean_transcript("天" * 60, simplified=False) == "天"
     assert clean_transcript("我天天吃药，谢谢谢谢", simplified=False) == "我天天吃药，谢谢谢谢"
+    # a phrase three times running is a loop; short words people do repeat
+    assert clean_transcript("一家里等于几家里等于几家里等于几", simplified=True) == "一家里等于几"
+    assert (
+        clean_transcript("好的好的好的，快点快点快点", simplified=True)
+        == "好的好的好的，快点快点快点"
+    )
     assert clean_transcript("  明天  早上 ", simplified=True) == "明天 早上"
     assert (
         clean_transcript("奶奶最爱吃红烧肉奶奶最爱吃红烧肉", simplified=True) == "奶奶最爱吃红烧肉"
