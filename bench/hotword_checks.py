@@ -19,11 +19,11 @@ import jieba
 import yaml
 
 from bench.corpus import unique_items
-from server.device import hotwords
-from server.memory.lookup import VOCABULARY
+from server.device.voice_input import corrected
 
 DATA = Path(__file__).parent / "data"
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+_HAN_WORD = re.compile(r"[\u4e00-\u9fff]+")
 
 
 def household_sentences(pool: int = 30000, seed: int = 0) -> list[str]:
@@ -49,8 +49,7 @@ def _strings(value: Any, found: set[str]) -> None:
 
 def word_salad(count: int = 100_000, words: int = 6, seed: int = 1) -> list[str]:
     jieba.initialize()
-    common = sorted(w for w, f in jieba.dt.FREQ.items() if f >= 2000 and _HAN.fullmatch(w[0])
-                    and all(_HAN.match(c) for c in w))  # fmt: skip
+    common = sorted(w for w, f in jieba.dt.FREQ.items() if f >= 2000 and _HAN_WORD.fullmatch(w))
     rng = random.Random(seed)
     return ["".join(rng.choice(common) for _ in range(words)) for _ in range(count)]
 
@@ -59,7 +58,7 @@ def changes(texts: list[str], names: tuple[str, ...]) -> Counter[tuple[str, str]
     """(heard, word) → how many times the hotwords replaced it in ``texts``."""
     replaced: Counter[tuple[str, str]] = Counter()
     for text in texts:
-        replaced.update(hotwords.correct(text, (*names, *VOCABULARY))[1])
+        replaced.update(corrected(text, names)[1])
     return replaced
 
 

@@ -266,7 +266,7 @@ def _household_names(
     if memory is None or not (a.household_names or (a.hotwords and a.household_words)):
         return None
     words = a.household_words if a.hotwords else 0
-    return HouseholdNames(memory.store, a.household_names, words=words)
+    return HouseholdNames(memory.store, a.household_names, word_limit=words)
 
 
 def _vision_tokens(settings: HearthSettings) -> Callable[[DeviceCredentials], str]:

@@ -9,8 +9,8 @@ becomes that word. Two characters sound alike by chance (忙过 / 芒果): a two
 put back only over whole words of the heard text, with the word's tones (站道 for 栈道, 公宝 for
 宫保: whisper hears tones) or one character rare (盲 of 盲国). Words of three or more characters
 also match with the initials and finals a speaker or the recogniser most often blurs (zh/z,
-ch/c, sh/s, -ng/-n). On 44,761 correctly written household sentences nothing changes; on
-100,000 strings of six random dictionary words, 28 runs (README). No model, about 0.1 ms per
+ch/c, sh/s, -ng/-n). What they change in correctly written text is measured by ``hearth bench
+asr`` on every run (``bench.hotword_checks``; README). No model, about 0.1 ms per
 utterance; each correction is logged with what was heard.
 """
 

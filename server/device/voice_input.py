@@ -111,10 +111,15 @@ class VoiceInput:
         metrics.AUDIO_DROPPED.labels(reason=reason).inc()
 
 
-def with_hotwords(heard: str, names: tuple[str, ...]) -> str:
+def corrected(heard: str, names: tuple[str, ...]) -> tuple[str, list[tuple[str, str]]]:
     """``heard`` with the household's names and words (``names``) and the safety vocabulary put
-    back where their sounds were heard (``server.device.hotwords``), logged when it changed."""
-    fixed, replaced = hotwords.correct(heard, (*names, *VOCABULARY))
+    back where their sounds were heard (``server.device.hotwords``), and what was replaced."""
+    return hotwords.correct(heard, (*names, *VOCABULARY))
+
+
+def with_hotwords(heard: str, names: tuple[str, ...]) -> str:
+    """``corrected``, logged when it changed: what a device turn does."""
+    fixed, replaced = corrected(heard, names)
     if replaced:
         log.info("asr.hotwords", heard=heard, replaced=replaced)
     return fixed

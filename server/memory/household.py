@@ -71,11 +71,11 @@ class HouseholdNames:
         store: MemoryStore,
         limit: int,
         clock: Callable[[], float] = time.monotonic,
-        words: int = 0,
+        word_limit: int = 0,
     ) -> None:
         self._store = store
         self._limit = limit
-        self._words = words
+        self._word_limit = word_limit
         self._clock = clock
         # read at (monotonic), names, words
         self._known: dict[PersonId, tuple[float, tuple[str, ...], tuple[str, ...]]] = {}
@@ -121,5 +121,5 @@ class HouseholdNames:
     def _read_off(self, memories: list[Memory]) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """Names and words (the tagger takes ~50 ms for 500 memories: off the event loop)."""
         names = tuple(ranked_names(memories, self._limit))
-        words = household_words(memories, self._words) if self._words else []
+        words = household_words(memories, self._word_limit) if self._word_limit else []
         return names, tuple(w for w in words if w not in names)

@@ -53,7 +53,7 @@ async def test_names_are_read_in_the_background_per_person(
     store: EdgeMemoryStore, embedder: UseEmbedder
 ) -> None:
     now = [0.0]
-    names = HouseholdNames(store, 12, clock=lambda: now[0], words=50)
+    names = HouseholdNames(store, 12, clock=lambda: now[0], word_limit=50)
     assert names.known(ZHANG) == () and names.words(ZHANG) == ()  # never waits
     await wait_until(lambda: names.known(ZHANG) != ())
     zhang = names.known(ZHANG)
