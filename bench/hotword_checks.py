@@ -54,18 +54,20 @@ def word_salad(count: int = 100_000, words: int = 6, seed: int = 1) -> list[str]
     return ["".join(rng.choice(common) for _ in range(words)) for _ in range(count)]
 
 
-def changes(texts: list[str], names: tuple[str, ...]) -> Counter[tuple[str, str]]:
+def changes(
+    texts: list[str], names: tuple[str, ...], phrases: tuple[tuple[str, str], ...] = ()
+) -> Counter[tuple[str, str]]:
     """(heard, word) → how many times the hotwords replaced it in ``texts``."""
     replaced: Counter[tuple[str, str]] = Counter()
     for text in texts:
-        replaced.update(corrected(text, names)[1])
+        replaced.update(corrected(text, names, phrases)[1])
     return replaced
 
 
-def report(names: tuple[str, ...]) -> dict[str, Any]:
+def report(names: tuple[str, ...], phrases: tuple[tuple[str, str], ...] = ()) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for label, texts in (("household", household_sentences()), ("word_salad", word_salad())):
-        found = changes(texts, names)
+        found = changes(texts, names, phrases)
         out[label] = {"texts": len(texts), "changed": sum(found.values()),
                       "examples": [f"{a}→{b}" for (a, b), _ in found.most_common(8)]}  # fmt: skip
     return out

@@ -57,43 +57,55 @@ def _known_word(text: str) -> bool:
     return (jieba.dt.FREQ.get(text) or 0) >= COMMON
 
 
-def correct(heard: str, words: Iterable[str]) -> tuple[str, list[tuple[str, str]]]:
+def correct(
+    heard: str, words: Iterable[str], phrases: Iterable[tuple[str, str]] = ()
+) -> tuple[str, list[tuple[str, str]]]:
     """``heard`` with every run that sounds like one of ``words`` written as that word, longest
-    words first; and the (heard, word) pairs replaced."""
+    words first; and the (heard, word) pairs replaced. ``phrases`` are (phrase, word) pairs: a
+    household word with the characters it stands beside in the memories (「打疫苗」 for 疫苗,
+    three or more characters); a run that sounds like the phrase, has not got its word and is not
+    a dictionary word is written as the phrase (「打一秒」 → 打疫苗: 一秒 alone is a word)."""
     wanted = frozenset(w for w in words if len(w) >= 2 and _HAN.fullmatch(w))
-    index = _index(wanted)
+    pairs = frozenset((p, w) for p, w in phrases if len(p) >= 3 and _HAN.fullmatch(p) and w in p)
+    index = _index(wanted, pairs)
     if not index or not _HAN.search(heard):
         return heard, []
+    known = wanted | {p for p, _ in pairs}
     replaced: list[tuple[str, str]] = []
     out = []
     last = 0
     for run in _HAN.finditer(heard):
         out.append(heard[last : run.start()])
-        out.append(_correct_run(run.group(), index, wanted, replaced))
+        out.append(_correct_run(run.group(), index, known, replaced))
         last = run.end()
     out.append(heard[last:])
     return "".join(out), replaced
 
 
-Index = tuple[tuple[int, dict[tuple[str, ...], str]], ...]
+# by length (longest first): sound key → (what to write, the word it must put back)
+Index = tuple[tuple[int, dict[tuple[str, ...], tuple[str, str]]], ...]
 
 
 @lru_cache(maxsize=64)
-def _index(words: frozenset[str]) -> Index:
-    """The words by length (longest first), each length's by its sound key: built once per set
-    of words (the vocabulary never changes; a household's names rarely), so an utterance costs
-    one look-up per window and length."""
-    by_length: dict[int, dict[tuple[str, ...], str]] = {}
+def _index(words: frozenset[str], phrases: frozenset[tuple[str, str]]) -> Index:
+    """The words and phrases by length (longest first), each length's by its sound key: built
+    once per set (the vocabulary never changes; a household's words rarely), so an utterance
+    costs one look-up per window and length. A word wins over a phrase of the same sound."""
+    by_length: dict[int, dict[tuple[str, ...], tuple[str, str]]] = {}
     for word in sorted(words):
-        by_length.setdefault(len(word), {}).setdefault(_key(_sounds(word), len(word) >= 3), word)
+        key = _key(_sounds(word), len(word) >= 3)
+        by_length.setdefault(len(word), {}).setdefault(key, (word, word))
+    for phrase, word in sorted(phrases):
+        key = _key(_sounds(phrase), True)
+        by_length.setdefault(len(phrase), {}).setdefault(key, (phrase, word))
     return tuple(sorted(by_length.items(), reverse=True))
 
 
 def _correct_run(
-    run: str, index: Index, wanted: frozenset[str], replaced: list[tuple[str, str]]
+    run: str, index: Index, known: frozenset[str], replaced: list[tuple[str, str]]
 ) -> str:
-    """``wanted``: a run that is one of them was heard right (柯基 is not 科技 misheard when
-    the household has both)."""
+    """``known``: a run that is one of the words or phrases was heard right (柯基 is not 科技
+    misheard when the household has both)."""
     sounds = _sounds(run)
     if len(sounds) != len(run):  # pypinyin split it otherwise: leave it as heard
         return run
@@ -102,19 +114,22 @@ def _correct_run(
     bounds: set[int] | None = None
     for n, by_sound in index:
         for i in range(len(run) - n + 1):
-            word = by_sound.get(_key(sounds[i : i + n], n >= 3))
+            found = by_sound.get(_key(sounds[i : i + n], n >= 3))
             window = "".join(chars[i : i + n])
-            if word is None or any(done[i : i + n]) or window in wanted or _known_word(window):
+            if found is None or any(done[i : i + n]) or window in known or _known_word(window):
                 continue
-            if n == 2:
+            written, word = found
+            if word != written and word in window:  # the phrase's word was heard right
+                continue
+            if n == 2 or word != written:  # a phrase, too, must be whole heard words
                 bounds = _bounds(run) if bounds is None else bounds
                 if not (i in bounds and i + n in bounds):
                     continue
-                if not (_rare(window) or _toned(window) == _toned(word)):
-                    continue
-            chars[i : i + n] = list(word)
+            if n == 2 and not (_rare(window) or _toned(window) == _toned(written)):
+                continue
+            chars[i : i + n] = list(written)
             done[i : i + n] = [True] * n
-            replaced.append((window, word))
+            replaced.append((window, written))
     return "".join(chars)
 
 

@@ -288,7 +288,10 @@ class DeviceSession:
             names = self.voice.names(self.person)
             try:
                 text = await self.voice.transcribe(
-                    utterance.pcm, names, self.voice.words(self.person)
+                    utterance.pcm,
+                    names,
+                    self.voice.words(self.person),
+                    self.voice.phrases(self.person),
                 )
             except ProviderError as exc:
                 metrics.PROVIDER_ERRORS.labels(provider="asr").inc()

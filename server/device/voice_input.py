@@ -94,32 +94,48 @@ class VoiceInput:
         household = self.services.names
         return household.words(person) if household is not None else ()
 
+    def phrases(self, person: PersonId) -> tuple[tuple[str, str], ...]:
+        """The words with their neighbours in the person's memories, for the hotwords."""
+        household = self.services.names
+        return household.phrases(person) if household is not None else ()
+
     def refresh_names(self, person: PersonId) -> None:
         """A session opens: read the household's names again (in the background)."""
         if self.services.names is not None:
             self.services.names.refresh(person)
 
     async def transcribe(
-        self, pcm: bytes, names: tuple[str, ...] = (), words: tuple[str, ...] = ()
+        self,
+        pcm: bytes,
+        names: tuple[str, ...] = (),
+        words: tuple[str, ...] = (),
+        phrases: tuple[tuple[str, str], ...] = (),
     ) -> str:
-        """``names`` are whisper's hint and hotwords; ``words`` hotwords only."""
+        """``names`` are whisper's hint and hotwords; ``words`` and ``phrases`` hotwords only."""
         heard = await self.services.asr.transcribe(pcm, ASR_SAMPLE_RATE, names)
-        return with_hotwords(heard, (*names, *words)) if self.services.hotwords else heard
+        if not self.services.hotwords:
+            return heard
+        return with_hotwords(heard, (*names, *words), phrases)
 
     @staticmethod
     def count_dropped(reason: str) -> None:
         metrics.AUDIO_DROPPED.labels(reason=reason).inc()
 
 
-def corrected(heard: str, names: tuple[str, ...]) -> tuple[str, list[tuple[str, str]]]:
-    """``heard`` with the household's names and words (``names``) and the safety vocabulary put
-    back where their sounds were heard (``server.device.hotwords``), and what was replaced."""
-    return hotwords.correct(heard, (*names, *VOCABULARY))
+def corrected(
+    heard: str, names: tuple[str, ...], phrases: tuple[tuple[str, str], ...] = ()
+) -> tuple[str, list[tuple[str, str]]]:
+    """``heard`` with the household's names and words (``names``), the safety vocabulary and
+    the household's phrases put back where their sounds were heard (``server.device.hotwords``),
+    and what was replaced."""
+    return hotwords.correct(heard, (*names, *VOCABULARY), phrases)
 
 
-def with_hotwords(heard: str, names: tuple[str, ...]) -> str:
+def with_hotwords(
+    heard: str, names: tuple[str, ...], phrases: tuple[tuple[str, str], ...] = ()
+) -> str:
     """``corrected``, logged when it changed: what a device turn does."""
-    fixed, replaced = corrected(heard, names)
+    fixed, replaced = corrected(heard, names, phrases)
     if replaced:
         log.info("asr.hotwords", heard=heard, replaced=replaced)
     return fixed

@@ -59,7 +59,36 @@ def household_words(memories: Iterable[Memory], limit: int) -> list[str]:
     return [word for word, _ in counts.most_common(limit)]
 
 
+Names = tuple[str, ...]
+Phrases = tuple[tuple[str, str], ...]  # (phrase, the household word in it)
 _WORD = re.compile(r"[\u4e00-\u9fff]{2,4}")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
+
+
+def household_phrases(memories: Iterable[Memory], words: Iterable[str]) -> list[tuple[str, str]]:
+    """(phrase, word): each of ``words`` with the characters it stands beside in the memories
+    (「打疫苗」, 「疫苗」 being the word), for the hotwords — the sound of a word with its
+    neighbour is rarely a chance (「打一秒」 is 打疫苗 heard wrong; 「一秒」 alone is a word)."""
+    wanted = sorted(set(words), key=len, reverse=True)
+    found: dict[str, str] = {}
+    for memory in memories:
+        text = memory.text
+        for word in wanted:
+            for at in _occurrences(text, word):
+                left = text[at - 1] if at > 0 and _HAN.fullmatch(text[at - 1]) else ""
+                end = at + len(word)
+                right = text[end] if end < len(text) and _HAN.fullmatch(text[end]) else ""
+                for phrase in {left + word, word + right, left + word + right} - {word}:
+                    found.setdefault(phrase, word)
+    return sorted(found.items())
+
+
+def _occurrences(text: str, word: str) -> list[int]:
+    at, found = text.find(word), []
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + 1)
+    return found
 
 
 class HouseholdNames:
@@ -77,8 +106,8 @@ class HouseholdNames:
         self._limit = limit
         self._word_limit = word_limit
         self._clock = clock
-        # read at (monotonic), names, words
-        self._known: dict[PersonId, tuple[float, tuple[str, ...], tuple[str, ...]]] = {}
+        # read at (monotonic), names, words, phrases
+        self._known: dict[PersonId, tuple[float, Names, Names, Phrases]] = {}
         self._reading: dict[PersonId, asyncio.Task[None]] = {}
 
     def known(self, person: PersonId) -> tuple[str, ...]:
@@ -94,6 +123,12 @@ class HouseholdNames:
         entry = self._known.get(person)
         return entry[2] if entry is not None else ()
 
+    def phrases(self, person: PersonId) -> Phrases:
+        """The words with their neighbours in the memories (``household_phrases``), as last
+        read."""
+        entry = self._known.get(person)
+        return entry[3] if entry is not None else ()
+
     def refresh(self, person: PersonId) -> None:
         """Read the person's names again in the background (a session opens), unless a read
         is already under way."""
@@ -104,22 +139,27 @@ class HouseholdNames:
 
     async def read(self, person: PersonId) -> None:
         """Read the person's names now."""
-        _, previous, words = self._known.get(person, (0.0, (), ()))
+        _, previous, words, phrases = self._known.get(person, (0.0, (), (), ()))
         try:
             memories = await store_call(
                 self._store, self._store.newest, person, Search([], 0), None, SCAN
             )
         except Exception as exc:  # the store down: the recogniser goes on without the hint
             log.warning("asr.names_unavailable", person=person, error=str(exc))
-            self._known[person] = (self._clock() + RETRY_S, previous, words)
+            self._known[person] = (self._clock() + RETRY_S, previous, words, phrases)
             return
-        names, words = await asyncio.to_thread(self._read_off, memories)
+        names, words, phrases = await asyncio.to_thread(self._read_off, memories)
         if names != previous:
-            log.info("asr.names", person=person, names=list(names), words=len(words))
-        self._known[person] = (self._clock() + REFRESH_S, names, words)
+            log.info(
+                "asr.names", person=person, names=list(names), words=len(words),
+                phrases=len(phrases),
+            )  # fmt: skip
+        self._known[person] = (self._clock() + REFRESH_S, names, words, phrases)
 
-    def _read_off(self, memories: list[Memory]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """Names and words (the tagger takes ~50 ms for 500 memories: off the event loop)."""
+    def _read_off(self, memories: list[Memory]) -> tuple[Names, Names, Phrases]:
+        """Names, words and their phrases (the tagger takes ~50 ms for 500 memories: off the
+        event loop)."""
         names = tuple(ranked_names(memories, self._limit))
         words = household_words(memories, self._word_limit) if self._word_limit else []
-        return names, tuple(w for w in words if w not in names)
+        words = [w for w in words if w not in names]
+        return names, tuple(words), tuple(household_phrases(memories, words))

@@ -71,3 +71,38 @@ def test_a_word_of_the_household_heard_right_is_never_swapped_for_another() -> N
     household's words, so what was heard stands."""
     assert correct("我们家的狗是柯基", ["科技"])[0] == "我们家的狗是科技"  # 柯 is rare
     assert correct("我们家的狗是柯基", ["科技", "柯基"]) == ("我们家的狗是柯基", [])
+
+
+PHRASES = [("打疫苗", "疫苗"), ("的瑜伽课", "瑜伽"), ("瑜伽课", "瑜伽"), ("老婆在", "老婆"),
+           ("琴老师", "老师")]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("heard", "meant"),
+    [
+        ("打一秒是上午还是下午", "打疫苗是上午还是下午"),  # 一秒 alone is a word; 打一秒 is not
+        ("老婆的余家客改到周二了", "老婆的瑜伽课改到周二了"),  # the longest phrase first
+    ],
+)
+def test_a_household_word_heard_as_a_dictionary_word_is_put_back_by_its_neighbour(
+    heard: str, meant: str
+) -> None:
+    fixed, replaced = correct(heard, [], PHRASES)
+    assert fixed == meant and replaced
+
+
+@pytest.mark.parametrize(
+    "heard",
+    [
+        "我老婆再说一遍",  # 老婆 heard right: its neighbour is not the phrase's business
+        "钢琴老实现什么",  # 琴老实 would start inside 钢琴: a phrase, too, covers whole words
+        "我在等一秒",  # the word alone, without the phrase's neighbour
+        "我们去打疫苗",  # already right
+    ],
+)
+def test_a_phrase_changes_nothing_else(heard: str) -> None:
+    assert correct(heard, [], PHRASES) == (heard, [])
+
+
+def test_a_device_turn_corrects_with_the_households_phrases() -> None:
+    assert with_hotwords("明天打一秒", (), (("打疫苗", "疫苗"),)) == "明天打疫苗"

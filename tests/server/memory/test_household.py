@@ -17,7 +17,13 @@ from memory.schema import Memory, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.engine import MemoryEngine
-from server.memory.household import REFRESH_S, HouseholdNames, household_words, ranked_names
+from server.memory.household import (
+    REFRESH_S,
+    HouseholdNames,
+    household_phrases,
+    household_words,
+    ranked_names,
+)
 from server.memory.readpath import ReadPath
 from server.persons import default_person
 from tests.conftest import start_hearth
@@ -49,6 +55,15 @@ def test_words_are_the_nouns_the_memories_use_most() -> None:
     assert household_words([Memory(t, ZHANG) for t in texts], 2) == words[:2]
 
 
+def test_phrases_are_the_words_with_their_neighbours_in_the_memories() -> None:
+    memories = [
+        Memory(t, ZHANG) for t in ("周三上午带小橙子去打疫苗", "疫苗本在抽屉里", "Tom的疫苗")
+    ]
+    phrases = dict(household_phrases(memories, ["疫苗", "抽屉"]))
+    assert phrases == {"打疫苗": "疫苗", "疫苗本": "疫苗", "的疫苗": "疫苗",  # one each side
+                       "在抽屉": "抽屉", "抽屉里": "抽屉", "在抽屉里": "抽屉"}  # fmt: skip
+
+
 async def test_names_are_read_in_the_background_per_person(
     store: EdgeMemoryStore, embedder: UseEmbedder
 ) -> None:
@@ -60,6 +75,7 @@ async def test_names_are_read_in_the_background_per_person(
     assert "小橙子" in zhang and "张伟" in zhang
     assert {"降压药", "吉他", "车库"} <= set(names.words(ZHANG))  # what the memories talk about
     assert not set(zhang) & set(names.words(ZHANG))
+    assert ("有吉他课", "吉他") in names.phrases(ZHANG)  # 「我每周四晚上七点有吉他课」
     assert not {"女儿", "老婆", "妈妈", "我"} & set(zhang)
     await wait_until(lambda: names.known(LI) != ())
     assert "豆豆" in names.known(LI) and "小橙子" not in names.known(LI)  # never across persons
