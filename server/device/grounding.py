@@ -38,8 +38,12 @@ from memory import slot_kinds
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
-# a question for a recorded fact: who, what, which, where, when, how many
-_ASKS_FACT = re.compile(r"什么|哪|几|多少|谁|啥")
+# a question for a recorded fact: who, what, which, where, when, how many, how old or far
+_ASKS_FACT = re.compile(r"什么|哪|几|多少|谁|啥|多大|多高|多重|多远|多久|多长")
+# where something happens: 「我爸一般去哪儿钓鱼？」
+_ASKS_PLACE = re.compile(r"在哪|去哪|到哪|哪儿|哪里|什么地方")
+# a word after these says where (「在外婆家吃饭」「去医院看牙」「住在苏州」)
+_PLACE_BEFORE = frozenset(("在", "去", "到", "从", "住", "住在", "搬到", "换到", "改到", "来"))
 # a choice between two values: 「打疫苗是上午还是下午」
 _ASKS_CHOICE = re.compile(r"是[^，。？?]{1,8}还是")
 # what someone likes is recorded, even when the words look like a request for ideas
@@ -139,8 +143,10 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
       (「豆豆今年几岁了？」 when memory has his name and breed only);
     - a choice between two values neither of which any text has a character of
       (「豆豆是公的还是母的？」);
-    - in a single ask that is not about what to watch out for (the constraints answer that),
-      the specific things it asks about (「小橙子的班主任姓什么？」: 班主任), leaving out
+    - in a single ask that is not about what to watch out for (the constraints answer that):
+      where something happens when no text names a place (「我爸一般去哪儿钓鱼？」 against
+      「爸爸退休以后最喜欢去钓鱼」: 钓鱼 is what happens, not where), or the specific things it
+      asks about (「小橙子的班主任姓什么？」: 班主任), leaving out
       ``names`` (who it is about) and the word after 什么/哪个 (「什么品种」 is answered by
       「柯基」: a category, never looked for as written), share no character with any text (two
       adjacent ones for a word of three or more: 「车牌号」 and 「手机号」).
@@ -157,8 +163,11 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         return not any(char in held for side in sides for char in side)
     if _CAUTION.search(question) or _SEVERAL.search(question.rstrip("？?。 ")):
         return False  # what to watch out for is the constraints' to answer; several asks, any
-    people = [name for name in names if name]
     pairs = jieba.posseg.lcut(question)
+    if _ASKS_PLACE.search(question):
+        asked_words = {pair.word for pair in pairs}
+        return not any(_names_a_place(text, asked_words) for text in texts)
+    people = [name for name in names if name]
     focus = []
     for i, pair in enumerate(pairs):
         word = pair.word.strip()
@@ -168,6 +177,21 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
             continue
         focus.append(word)
     return bool(focus) and not any(_held(word, held) for word in focus)
+
+
+def _names_a_place(text: str, asked_words: set[str]) -> bool:
+    """Does ``text`` name a place: a place name or location word (jieba's ``ns``, ``s``), or a
+    noun after 在/去/到/住… — other than the question's own words (去钓鱼: the activity)?"""
+    pairs = [p for p in jieba.posseg.lcut(text) if p.word.strip()]
+    for i, pair in enumerate(pairs):
+        if pair.word in asked_words:
+            continue
+        if pair.flag in ("ns", "s", "nt"):
+            return True
+        after = i > 0 and pairs[i - 1].word in _PLACE_BEFORE
+        if after and (pair.flag.startswith("n") or pair.flag == "eng"):
+            return True
+    return False
 
 
 def _held(word: str, held: str) -> bool:

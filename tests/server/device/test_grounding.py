@@ -15,7 +15,7 @@ WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二�
     "question",
     ["我儿子叫什么名字？", "豆豆今年几岁了？", "我姐姐住在哪？", "我车牌号是多少", "我老婆是哪里人",
      "小橙子的钢琴课是周几，老师姓什么？", "我上次去北京是什么时候？", "谁是小橙子的班主任",
-     "我妈喜欢吃什么水果？", "打疫苗是上午还是下午？"],
+     "我妈喜欢吃什么水果？", "打疫苗是上午还是下午？", "我爸今年多大岁数了？", "开车过去要多久？"],
 )  # fmt: skip
 def test_questions_for_a_recorded_fact(question: str) -> None:
     assert asks_for_a_fact(question)
@@ -88,7 +88,8 @@ NAMES = {"豆豆", "小橙子", "女儿", "狗", "爸爸", "我爸", "我", "我
     [("我儿子叫什么名字？", []), ("豆豆今年几岁了？", DOG), ("豆豆是公的还是母的？", DOG),
      ("小橙子在哪个幼儿园？", DAUGHTER), ("小橙子的班主任姓什么？", DAUGHTER),
      ("我爸以前是做什么的？", DAD), ("我老婆是哪里人？", ["老婆在市一医院当护士"]),
-     ("我车牌号是多少？", ["我换了手机号，新号码尾号是8866"])],
+     ("我车牌号是多少？", ["我换了手机号，新号码尾号是8866"]),
+     ("我爸一般去哪儿钓鱼？", DAD), ("我爸今年多大岁数了？", DAD)],
 )  # fmt: skip
 def test_memory_plainly_lacking_the_answer_is_found(question: str, texts: list[str]) -> None:
     assert memory_lacks(question, texts, NAMES)
@@ -102,7 +103,12 @@ def test_memory_plainly_lacking_the_answer_is_found(question: str, texts: list[s
      ("我牙医的预约是几点？", ["12月4日下午三点去医院看牙"]),
      ("我老婆是哪里人？", ["老婆老家在四川绵阳"]),
      ("我的电话号码是多少？", ["我换了手机号，新号码尾号是8866"]),
-     ("小橙子在哪上幼儿园？", ["小橙子在阳光幼儿园上中班"])],
+     ("小橙子在哪上幼儿园？", ["小橙子在阳光幼儿园上中班"]),
+     ("跟大学同学吃饭在哪儿吃？", ["12月6日晚上六点和大学同学在外婆家吃饭"]),
+     ("三天后的下午我要去哪？", ["12月4日下午三点去医院看牙"]),
+     ("我的车停在哪一层？", ["我的车位从B1层换到了地下车库B2层"]),
+     ("国庆去哪旅游来着？", ["我们打算今年国庆带全家去云南"]),
+     ("我爸一般去哪儿钓鱼？", [*DAD, "爸爸常去西溪湿地钓鱼"])],
 )  # fmt: skip
 def test_an_answer_memory_may_hold_is_never_called_lacking(question: str, texts: list[str]) -> None:
     """A category (「什么品种」→ 柯基), a kind stated in other words, a word sharing a character
