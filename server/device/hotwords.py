@@ -67,10 +67,9 @@ def correct(
     a dictionary word is written as the phrase (「打一秒」 → 打疫苗: 一秒 alone is a word)."""
     wanted = frozenset(w for w in words if len(w) >= 2 and _HAN.fullmatch(w))
     pairs = frozenset((p, w) for p, w in phrases if len(p) >= 3 and _HAN.fullmatch(p) and w in p)
-    index = _index(wanted, pairs)
+    index, known = _index(wanted, pairs)
     if not index or not _HAN.search(heard):
         return heard, []
-    known = wanted | {p for p, _ in pairs}
     replaced: list[tuple[str, str]] = []
     out = []
     last = 0
@@ -87,10 +86,13 @@ Index = tuple[tuple[int, dict[tuple[str, ...], tuple[str, str]]], ...]
 
 
 @lru_cache(maxsize=64)
-def _index(words: frozenset[str], phrases: frozenset[tuple[str, str]]) -> Index:
+def _index(
+    words: frozenset[str], phrases: frozenset[tuple[str, str]]
+) -> tuple[Index, frozenset[str]]:
     """The words and phrases by length (longest first), each length's by its sound key: built
     once per set (the vocabulary never changes; a household's words rarely), so an utterance
-    costs one look-up per window and length. A word wins over a phrase of the same sound."""
+    costs one look-up per window and length. A word wins over a phrase of the same sound.
+    Also every word and phrase as written: a run that is one of them was heard right."""
     by_length: dict[int, dict[tuple[str, ...], tuple[str, str]]] = {}
     for word in sorted(words):
         key = _key(_sounds(word), len(word) >= 3)
@@ -98,7 +100,8 @@ def _index(words: frozenset[str], phrases: frozenset[tuple[str, str]]) -> Index:
     for phrase, word in sorted(phrases):
         key = _key(_sounds(phrase), True)
         by_length.setdefault(len(phrase), {}).setdefault(key, (phrase, word))
-    return tuple(sorted(by_length.items(), reverse=True))
+    known = words | {phrase for phrase, _ in phrases}
+    return tuple(sorted(by_length.items(), reverse=True)), known
 
 
 def _correct_run(

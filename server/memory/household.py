@@ -59,7 +59,7 @@ def household_words(memories: Iterable[Memory], limit: int) -> list[str]:
     return [word for word, _ in counts.most_common(limit)]
 
 
-Names = tuple[str, ...]
+Words = tuple[str, ...]  # names or nouns
 Phrases = tuple[tuple[str, str], ...]  # (phrase, the household word in it)
 _WORD = re.compile(r"[\u4e00-\u9fff]{2,4}")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -107,7 +107,7 @@ class HouseholdNames:
         self._word_limit = word_limit
         self._clock = clock
         # read at (monotonic), names, words, phrases
-        self._known: dict[PersonId, tuple[float, Names, Names, Phrases]] = {}
+        self._known: dict[PersonId, tuple[float, Words, Words, Phrases]] = {}
         self._reading: dict[PersonId, asyncio.Task[None]] = {}
 
     def known(self, person: PersonId) -> tuple[str, ...]:
@@ -156,7 +156,7 @@ class HouseholdNames:
             )  # fmt: skip
         self._known[person] = (self._clock() + REFRESH_S, names, words, phrases)
 
-    def _read_off(self, memories: list[Memory]) -> tuple[Names, Names, Phrases]:
+    def _read_off(self, memories: list[Memory]) -> tuple[Words, Words, Phrases]:
         """Names, words and their phrases (the tagger takes ~50 ms for 500 memories: off the
         event loop)."""
         names = tuple(ranked_names(memories, self._limit))
