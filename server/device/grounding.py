@@ -35,15 +35,12 @@ import jieba
 import jieba.posseg
 
 from memory import slot_kinds
+from server.device import answer_shapes
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
 # a question for a recorded fact: who, what, which, where, when, how many, how old or far
 _ASKS_FACT = re.compile(r"什么|哪|几|多少|谁|啥|多大|多高|多重|多远|多久|多长")
-# where something happens: 「我爸一般去哪儿钓鱼？」
-_ASKS_PLACE = re.compile(r"在哪|去哪|到哪|哪儿|哪里|什么地方")
-# a word after these says where (「在外婆家吃饭」「去医院看牙」「住在苏州」)
-_PLACE_BEFORE = frozenset(("在", "去", "到", "从", "住", "住在", "搬到", "换到", "改到", "来"))
 # a choice between two values: 「打疫苗是上午还是下午」
 _ASKS_CHOICE = re.compile(r"是[^，。？?]{1,8}还是")
 # what someone likes is recorded, even when the words look like a request for ideas
@@ -71,6 +68,20 @@ _ASKING_WORDS = re.compile(
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # the sentence already says it does not know
 _ADMITS = re.compile(r"不知道|不清楚|不记得|没跟我说过|没说过|没提过|没告诉过|没有记录|没有关于")
+# asked what someone likes to eat, drink, hear, read or play: the verbs of each sort
+_LIKING_VERB = re.compile(r"(?:喜欢|爱|最爱)(吃|喝|听|看|读|玩)")
+_VERB_SORTS = {"吃": ("吃",), "喝": ("喝",), "听": ("听",), "看": ("看", "读"), "读": ("看", "读"),
+               "玩": ("玩",)}  # fmt: skip
+# the category a question asks an instance of, at its end: 「喜欢吃什么水果」
+_CATEGORY_AFTER = re.compile(
+    r"(?:什么|啥|哪(?:个|种|类|家|样)?)([\u4e00-\u9fff]{1,4}?)[的呢啊呀]*[？?]?\s*$"
+)
+# verbs too common to say what a question is about
+_GENERIC_VERBS = frozenset(
+    ("知道", "记得", "觉得", "喜欢", "是不是", "有没有", "一般", "平时", "现在")
+)
+# one-character nouns too common to say what a question is about
+_GENERIC_CHARS = frozenset("人事天年月时家里边面")
 # nouns that name no fact (the model's filler, its own machinery)
 _GENERIC = frozenset(
     ("现在", "目前", "时候", "事情", "东西", "问题", "信息", "记忆", "家庭", "有点", "名字",
@@ -140,58 +151,91 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     - nothing is held about them at all (「我儿子叫什么名字？」 with no son in memory);
     - the question asks for a kind of fact (``memory.slot_kinds``: a name, an age, where they
       live or work or study, what they like, where they are from) and no text states one
-      (「豆豆今年几岁了？」 when memory has his name and breed only);
+      (「豆豆今年几岁了？」 when memory has his name and breed only); asked what someone likes
+      to eat, drink, hear, read or play, a liking of another sort is none (「我爸最爱吃什么菜？」
+      against 「爸爸最喜欢去钓鱼」);
     - a choice between two values neither of which any text has a character of
       (「豆豆是公的还是母的？」);
     - in a single ask that is not about what to watch out for (the constraints answer that):
-      where something happens when no text names a place (「我爸一般去哪儿钓鱼？」 against
-      「爸爸退休以后最喜欢去钓鱼」: 钓鱼 is what happens, not where), or the specific things it
-      asks about (「小橙子的班主任姓什么？」: 班主任), leaving out
-      ``names`` (who it is about) and the word after 什么/哪个 (「什么品种」 is answered by
-      「柯基」: a category, never looked for as written), share no character with any text (two
-      adjacent ones for a word of three or more: 「车牌号」 and 「手机号」).
+      the answer has a shape (``answer_shapes``: a clock time, a place, a colour, a brand…) and
+      no text about the asked thing shows one (「老婆的瑜伽课几点开始？」 against 「…每周二和周五
+      晚上」; 「我爸一般去哪儿钓鱼？」 against 「爸爸退休以后最喜欢去钓鱼」: 钓鱼 is what happens,
+      not where) — the asked thing being the question's specific words and verbs (瑜伽课, 下班),
+      when it has any; or the specific things it asks about (「小橙子的班主任姓什么？」: 班主任),
+      leaving out ``names`` (who it is about) and the word after 什么/哪个 (「什么品种」 is
+      answered by 「柯基」: a category, never looked for as written), share no character with any
+      text (two adjacent ones for a word of three or more: 「车牌号」 and 「手机号」).
     """
     if not texts:
         return True
+    several = _SEVERAL.search(question.rstrip("？?。 ")) is not None
+    pairs = jieba.posseg.lcut(question)
+    asked_words = {pair.word for pair in pairs}
+    shapes = [] if several else answer_shapes.asked(question)
     kinds = set(slot_kinds.asked(question))
     if kinds:
-        return not any(kinds & set(slot_kinds.kinds_of(text)) for text in texts)
+        answering = [text for text in texts if kinds & set(slot_kinds.kinds_of(text))]
+        if not several and kinds == {"likes"}:
+            answering = [text for text in answering if _liking_alike(question, text)]
+        return not any(_shows_all(shapes, text, asked_words) for text in answering)
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
     if choice:
         sides = [side.rstrip("的呢") for side in choice.groups()]
         return not any(char in held for side in sides for char in side)
-    if _CAUTION.search(question) or _SEVERAL.search(question.rstrip("？?。 ")):
+    if _CAUTION.search(question) or several:
         return False  # what to watch out for is the constraints' to answer; several asks, any
-    pairs = jieba.posseg.lcut(question)
-    if _ASKS_PLACE.search(question):
-        asked_words = {pair.word for pair in pairs}
-        return not any(_names_a_place(text, asked_words) for text in texts)
     people = [name for name in names if name]
-    focus = []
+    focus, topic = [], []
     for i, pair in enumerate(pairs):
         word = pair.word.strip()
-        if not _specific(word, pair.flag) or any(word in n or n in word for n in people):
+        if not word or any(word in n or n in word for n in people):
             continue
-        if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])):
-            continue
-        focus.append(word)
+        if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])) and len(word) < 3:
+            continue  # 「什么品种」: a category; 「什么降压药」 still names a thing
+        if _specific(word, pair.flag):
+            focus.append(word)
+        elif _topical(word, pair.flag):
+            topic.append(word)
+    if shapes:
+        about = _about(texts, focus, topic) if focus or topic else list(texts)
+        if _ASKS_LIKING.search(question):  # 「最喜欢哪个明星」: among what they like
+            about = [text for text in about if slot_kinds.LIKES[1].search(text)]
+        not_values = asked_words | set(people)
+        return not any(_shows_all(shapes, text, not_values) for text in about)
     return bool(focus) and not any(_held(word, held) for word in focus)
 
 
-def _names_a_place(text: str, asked_words: set[str]) -> bool:
-    """Does ``text`` name a place: a place name or location word (jieba's ``ns``, ``s``), or a
-    noun after 在/去/到/住… — other than the question's own words (去钓鱼: the activity)?"""
-    pairs = [p for p in jieba.posseg.lcut(text) if p.word.strip()]
-    for i, pair in enumerate(pairs):
-        if pair.word in asked_words:
-            continue
-        if pair.flag in ("ns", "s", "nt"):
-            return True
-        after = i > 0 and pairs[i - 1].word in _PLACE_BEFORE
-        if after and (pair.flag.startswith("n") or pair.flag == "eng"):
-            return True
-    return False
+def _about(texts: Sequence[str], focus: Sequence[str], topic: Sequence[str]) -> list[str]:
+    """The texts about what a question asks of: those holding one of its words as written (苏州
+    is not held by 杭州), else a character of one (「牙医」: 「去医院看牙」)."""
+    whole = [text for text in texts if any(word in text for word in (*focus, *topic))]
+    return whole or [text for text in texts if any(_held(word, text) for word in focus)]
+
+
+def _topical(word: str, flag: str) -> bool:
+    """Does this word, stating no fact itself, say what the question is about: a verb
+    (下班, 上课) or a one-character noun (「去看牙」: 牙)?"""
+    if flag.startswith("v"):
+        return len(word) > 1 and word not in _GENERIC_VERBS
+    return flag == "n" and len(word) == 1 and word not in _GENERIC_CHARS
+
+
+def _shows_all(shapes: Sequence[answer_shapes.Shape], text: str, asked_words: set[str]) -> bool:
+    return all(answer_shapes.shows(shape, text, asked_words) for shape in shapes)
+
+
+def _liking_alike(question: str, text: str) -> bool:
+    """Is ``text`` a liking of the sort asked: to eat, drink, hear, read or play (「爱吃什么」 is
+    not answered by 「喜欢去钓鱼」), or naming the asked category itself (「喜欢吃什么水果」:
+    「水果」)? A question naming no such verb takes any liking."""
+    verb = _LIKING_VERB.search(question)
+    if verb is None:
+        return True
+    category = _CATEGORY_AFTER.search(question)
+    if category and category.group(1) in text:
+        return True
+    return any(alike in text for alike in _VERB_SORTS[verb.group(1)])
 
 
 def _held(word: str, held: str) -> bool:

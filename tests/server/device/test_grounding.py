@@ -95,6 +95,59 @@ def test_memory_plainly_lacking_the_answer_is_found(question: str, texts: list[s
     assert memory_lacks(question, texts, NAMES)
 
 
+HER = [
+    "我老婆叫林芳",
+    "老婆喜欢看悬疑小说",
+    "老婆最喜欢的花是向日葵",
+    "老婆的瑜伽课从周一改到了每周二和周五晚上",
+    "老婆在市一医院当护士，经常上夜班",
+]
+ME = [
+    "我每周四晚上七点有吉他课",
+    "12月4日下午三点去医院看牙",
+    "我每周二晚上八点去打羽毛球",
+    "12月6日晚上六点和大学同学在外婆家吃饭",
+    "公司在未来科技城，开车过去要四十分钟",
+    "我上个月跳槽了，现在在一家做新能源汽车的公司当工程师",
+]
+MOM = ["妈妈住在苏州，一个人住", "12月11日妈妈要来杭州住一周", "妈妈每天早上吃降压药"]
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"),
+    [("老婆的瑜伽课几点开始？", HER), ("老婆的瑜伽课在哪个馆上？", HER),
+     ("我老婆喜欢什么颜色？", HER), ("我老婆最喜欢哪个明星？", HER),
+     ("我老婆平时喜欢听什么歌？", HER),
+     ("我老婆是哪一年出生的？", [*HER, "老婆的生日是三月十二号"]),
+     ("我一般几点下班？", ME), ("我每天早上几点上班？", ME), ("我去看牙是哪家医院？", ME),
+     ("我打羽毛球是在哪个球馆？", ME), ("同学聚会一共来几个人？", ME),
+     ("我妈住苏州哪个区？", MOM), ("豆豆吃的狗粮是什么牌子？", DOG),
+     ("豆豆的狗粮一般在哪儿买？", DOG),
+     ("豆豆一天吃几顿饭？", DOG), ("我爸最爱吃什么菜？", DAD), ("我爸吃的是什么降压药？", DAD)],
+)  # fmt: skip
+def test_memory_about_the_asked_thing_without_a_value_of_its_shape_lacks_it(
+    question: str, texts: list[str]
+) -> None:
+    """The memory next to the asked one (her flowers for her favourite colour, the class's days
+    for its hour, the hospital of her job for the yoga studio) is no answer."""
+    assert memory_lacks(question, texts, {*NAMES, "老婆", "林芳", "妈妈", "我妈"})
+
+
+@pytest.mark.parametrize(
+    ("question", "texts"),
+    [("我打羽毛球一般几点去？", ME), ("吉他课是星期几几点？", ME), ("同学聚会在哪个饭店？", ME),
+     ("我们公司在哪个地方？", ME), ("我在哪个行业上班？", ME), ("我牙医的预约是几点？", ME),
+     ("老婆在哪家医院上班？", HER), ("老婆一周上几次瑜伽课？", HER), ("林芳爱看什么书？", HER),
+     ("老婆最喜欢什么花？", HER), ("我妈每天什么时候吃降压药？", MOM), ("我妈来杭州住几天？", MOM),
+     ("我妈住在哪个城市？", MOM), ("豆豆现在吃什么口味的狗粮？", DOG),
+     ("年糕吃的是哪种猫粮？", ["猫肾不好，只能吃处方猫粮"])],
+)  # fmt: skip
+def test_a_value_of_the_asked_shape_about_the_asked_thing_is_an_answer(
+    question: str, texts: list[str]
+) -> None:
+    assert not memory_lacks(question, texts, {*NAMES, "老婆", "林芳", "妈妈", "我妈", "年糕"})
+
+
 @pytest.mark.parametrize(
     ("question", "texts"),
     [("我家狗是什么品种？", DOG), ("豆豆换成什么狗粮了？", DOG), ("小橙子今年多大了？", DAUGHTER),
