@@ -177,6 +177,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         answering = [text for text in texts if kinds & set(slot_kinds.kinds_of(text))]
         if not several and kinds == {"likes"}:
             answering = [text for text in answering if _liking_alike(question, text)]
+        shapes = [shape for shape in shapes if shape.name != "place"]  # the kind is the place
         return not any(_shows_all(shapes, text, asked_words) for text in answering)
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
