@@ -309,7 +309,9 @@ class ReadPath:
             cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
             said_first=[m.text for m in recall.applies],
             # a fact question memory holds no answer to, and the lines that verdict read
-            memory_lacks=recall.grounds.about if recall.grounds and recall.grounds.lacking else None,
+            memory_lacks=recall.grounds.about
+            if recall.grounds and recall.grounds.lacking
+            else None,
             ms=round(recall.timings_ms["total"], 2),
             block=recall.block,
         )

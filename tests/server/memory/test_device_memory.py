@@ -273,10 +273,10 @@ async def test_a_stray_sentence_is_dropped_and_the_answer_after_it_heard(
 async def test_the_tail_of_a_dropped_sentence_is_not_said_alone(
     memory_hearth: RunningHearth, redis: Redis
 ) -> None:
-    """「老婆喜欢红色，但不能吃虾。」: the invented clause dropped, its true tail is not spoken as
-    half an answer; the device says it was never told."""
-    memory_hearth.llm.responder = lambda req: Reply("老婆喜欢红色，但不能吃虾。")
-    said, trace = await _ask(memory_hearth, redis, "我老婆喜欢什么颜色？")
+    """「老婆喜欢看金庸的小说，但不能吃虾。」: the invented clause dropped, its true tail is not
+    spoken as half an answer; the device says it was never told."""
+    memory_hearth.llm.responder = lambda req: Reply("老婆喜欢看金庸的小说，但不能吃虾。")
+    said, trace = await _ask(memory_hearth, redis, "我老婆喜欢看什么书？")
     assert said == "这个你还没跟我说过，我不知道。"
     assert [r["why"] for r in trace["replaced"]][1] == "continues a sentence not spoken"
 
