@@ -48,7 +48,7 @@ _ASKS_LIKING = re.compile(r"喜欢|爱吃|爱喝|爱看|爱玩|最爱")
 # …but asking for advice, a plan or an act is asking for something new
 _ASKS_ADVICE = re.compile(
     r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
-    r"要带|该|适合|值得|玩|撞|冲突|送|买|做什么菜|吃什么|喝什么|帮我|给我|替我"
+    r"要带|该|适合|值得|玩(?!具)|撞|冲突|送|买|做什么菜|吃什么|喝什么|帮我|给我|替我"
 )
 # where the answer is an instance of the word that follows (「什么品种」「哪个明星」)
 _CATEGORY_BEFORE = re.compile(
