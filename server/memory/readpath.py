@@ -375,7 +375,20 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     # who it is about is no thing it asks for: their names, relation words and subjects
     names = {*entities.relations_in(question), *entities.SELF_WORDS, "我家", "我们家", "咱家"}
     names |= {w for m in recalled for w in (m.subject, *m.entities) if w}
-    held = tuple(m.text for m in about)
+    judged = about
+    if named and scope.everyone and not entities.personally_anchored(question):
+        # 「豆豆上次打疫苗是什么时候？」 names 豆豆 and no one by relation: whether memory holds
+        # the answer is judged on what is about 豆豆 (and whoever a line naming him is about:
+        # 林芳 → 老婆), not on 小橙子's vaccine
+        who = {
+            word
+            for m in recalled
+            if entities.mentions(question, m.subject, m.entities)
+            for word in (m.subject, *m.entities)
+            if word and word not in entities.SELF_WORDS
+        }
+        judged = [m for m in about if who & {m.subject, *m.entities}]
+    held = tuple(m.text for m in judged)
     lacking = memory_lacks(question, held, names)
     return Grounds(question, tuple(texts), lacking, held, tuple(sorted(names)))
 

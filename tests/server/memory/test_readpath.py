@@ -9,7 +9,7 @@ from memory import terms
 from memory.schema import Decay, Memory, MemoryClass
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
-from server.memory.readpath import EXPIRY_SLACK, ReadPath
+from server.memory.readpath import EXPIRY_SLACK, ReadPath, _grounds
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
 from tests.memory.conftest import LI, ZHANG
 
@@ -279,3 +279,29 @@ async def test_memory_lacking_the_answer_is_judged_for_household_questions_only(
     recall = await read_path.recall(ZHANG, question)
     assert (recall.grounds.lacking if recall.grounds else None) is lacking
     assert ("这些记忆里没有这个问题的答案" in recall.block) is bool(lacking and recall.related)
+
+
+def _about(text: str, subject: str, *names: str) -> Memory:
+    return Memory(text, ZHANG, subject=subject, entities=(subject, *names))
+
+
+@pytest.mark.parametrize(
+    ("question", "lacking"),
+    [("豆豆上次打疫苗是什么时候？", True), ("豆豆的狗粮换成什么味的了？", False),
+     ("林芳在哪家医院上班？", False), ("林芳的瑜伽课几点开始？", True)],
+)  # fmt: skip
+def test_a_question_naming_someone_is_judged_on_what_is_about_them(
+    question: str, lacking: bool
+) -> None:
+    """Naming 豆豆 and no one by relation, the question is not answered by 小橙子's vaccine; a
+    line naming 林芳 brings what is about 老婆."""
+    recalled = [
+        _about("12月3日上午带小橙子去打疫苗", "小橙子"),
+        _about("我们家的狗叫豆豆，是一只柯基", "豆豆", "狗"),
+        _about("豆豆的狗粮从牛肉味换成了鸡肉味", "豆豆"),
+        _about("我老婆叫林芳", "老婆", "林芳"),
+        _about("老婆在市一医院当护士，经常上夜班", "老婆"),
+        _about("老婆的瑜伽课从周一改到了每周二和周五晚上", "老婆"),
+    ]
+    grounds = _grounds(question, False, recalled, 0.0)
+    assert grounds is not None and grounds.lacking is lacking
