@@ -109,13 +109,14 @@ class HouseholdNames:
         # read at (monotonic), names, words, phrases
         self._known: dict[PersonId, tuple[float, Words, Words, Phrases]] = {}
         self._reading: dict[PersonId, asyncio.Task[None]] = {}
+        self._again: set[PersonId] = set()  # refreshed while a read was under way
 
     def known(self, person: PersonId) -> tuple[str, ...]:
         """The person's names as last read (none yet: ``()``); a stale or missing entry starts
         a read in the background."""
         entry = self._known.get(person)
         if entry is None or self._clock() >= entry[0]:
-            self.refresh(person)
+            self._start(person)
         return entry[1] if entry is not None else ()
 
     def words(self, person: PersonId) -> tuple[str, ...]:
@@ -130,12 +131,26 @@ class HouseholdNames:
         return entry[3] if entry is not None else ()
 
     def refresh(self, person: PersonId) -> None:
-        """Read the person's names again in the background (a session opens), unless a read
-        is already under way."""
+        """Read the person's names again in the background (a session opens). A read already
+        under way may have read the store before the change this refresh is for: one more
+        follows it."""
+        if person in self._reading:
+            self._again.add(person)
+        else:
+            self._start(person)
+
+    def _start(self, person: PersonId) -> None:
+        """Read in the background, unless a read is already under way."""
         if person not in self._reading:
             task = asyncio.create_task(self.read(person))
             self._reading[person] = task
-            task.add_done_callback(lambda _: self._reading.pop(person, None))
+            task.add_done_callback(lambda _: self._read_done(person))
+
+    def _read_done(self, person: PersonId) -> None:
+        self._reading.pop(person, None)
+        if person in self._again:
+            self._again.discard(person)
+            self._start(person)
 
     async def read(self, person: PersonId) -> None:
         """Read the person's names now."""

@@ -92,6 +92,28 @@ async def test_names_are_read_in_the_background_per_person(
     await wait_until(lambda: "豆豆" not in names.known(ZHANG))
 
 
+class CountingStore:
+    remote = False
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def newest(self, *args: Any) -> list[Memory]:
+        self.reads += 1
+        return []
+
+
+async def test_a_refresh_while_a_read_is_under_way_reads_again() -> None:
+    """The read under way may have read the store before the change a session's refresh is
+    for (the race the background test once lost): one more read follows it."""
+    store = CountingStore()
+    names = HouseholdNames(store, 12)  # type: ignore[arg-type]
+    names.refresh(ZHANG)
+    names.refresh(ZHANG)
+    await wait_until(lambda: store.reads == 2)
+    assert names.known(ZHANG) == ()  # read and fresh: nothing starts a third
+
+
 class DeadStore:
     remote = False
 
