@@ -343,6 +343,12 @@ class _Topic:
         return terms.shared_topic(self.question, memory.text, names) >= self.needed
 
 
+def _who(memory: Memory) -> list[str]:
+    """Whom a memory is about, by name or relation word (the speaker's own words left out)."""
+    about = (memory.subject, *memory.entities)
+    return [word for word in about if word and word not in entities.SELF_WORDS]
+
+
 def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) -> Grounds | None:
     """For a question asking a fact about the household (「我儿子叫什么」「豆豆几岁」): the
     recalled memories about whoever it is about (``lookup.Scope``: 「我姐姐住在哪」 is not
@@ -350,7 +356,8 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     said them), and the speakers' names the block carries."""
     if not asks_for_a_fact(question):
         return None
-    named = any(entities.mentions(question, m.subject, m.entities) for m in recalled)
+    naming = [m for m in recalled if entities.mentions(question, m.subject, m.entities)]
+    named = bool(naming)
     if anchored and not named:  # 「我想知道长城有多少年历史」 asks about the world
         anchored = entities.personally_anchored(without_asking(question))
     if not anchored and not named:
@@ -363,8 +370,7 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
         word
         for m in recalled
         if relations & {m.subject, *m.entities} and "name" in slot_kinds.kinds_of(m.text)
-        for word in (m.subject, *m.entities)
-        if word and word not in entities.SELF_WORDS
+        for word in _who(m)
     }
     about = [
         m for m in recalled
@@ -380,13 +386,7 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
         # 「豆豆上次打疫苗是什么时候？」 names 豆豆 and no one by relation: whether memory holds
         # the answer is judged on what is about 豆豆 (and whoever a line naming him is about:
         # 林芳 → 老婆), not on 小橙子's vaccine
-        who = {
-            word
-            for m in recalled
-            if entities.mentions(question, m.subject, m.entities)
-            for word in (m.subject, *m.entities)
-            if word and word not in entities.SELF_WORDS
-        }
+        who = {word for m in naming for word in _who(m)}
         judged = [m for m in about if who & {m.subject, *m.entities}]
     held = tuple(m.text for m in judged)
     lacking = memory_lacks(question, held, names)
