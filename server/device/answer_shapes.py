@@ -6,8 +6,10 @@ thing without a value of that shape (「老婆的瑜伽课改到了每周二和�
 place) does not answer it — and a small model handed it answers with it anyway (asked her
 favourite colour, it named her flowers). ``grounding.memory_lacks`` reads these shapes.
 
-Only shapes a text shows by its form are here: a time, a day, a year, a colour, a brand, a price,
-a weight, a height, a head count, a meal count, a place, a celebrity's name. An answer that is
+Only shapes a text shows by its form are here: a time, a day, a year, a duration, a colour, a
+brand, a price, a weight, a height, a floor, a distance, a head count, a meal count, how often
+(「一周上几次」: a count, or the days 「每周二和周五」), a count of things by their measure word
+(「几杯」 by 「两杯」, not by 「一只」), a place, a celebrity's name. An answer that is
 an instance of an open category (「什么品种」 → 柯基, 「哪类书」 → 悬疑小说) has no form to check
 and is never judged by shape.
 """
@@ -54,6 +56,23 @@ SHAPES: tuple[Shape, ...] = (
           re.compile(rf"[{_NUM}]+(?:个人|人|位|口)|一家[{_NUM}]口")),
     Shape("meals", re.compile(r"几顿|几餐"),
           re.compile(rf"[{_NUM}]+(?:顿|餐)|[早中晚]饭|[早午晚]餐")),
+    Shape("duration", re.compile(
+        r"多久|多长时间|多少年|几年(?!级)|几个月|多少个?月|几天|多少天|几个(?:星期|礼拜)|几周(?![一二三四五六日天末])|"
+        r"几个?小时|多少个?小时|几分钟|多少分钟"
+    ), re.compile(rf"(?<![{_NUM}])[{_NUM}]{{1,3}}个?(?:年|天|周|星期|礼拜|小时|钟头|分钟)|"
+                  rf"[{_NUM}]+个月|半(?:年|天|个月|小时)")),
+    Shape("floor", re.compile(r"几楼|几层|哪一?层|哪一?楼(?!盘)|多少层|多少楼"),
+          re.compile(rf"(?<![{_NUM}])[{_NUM}]+[楼层]|[A-Za-z]\d+|负[{_NUM}]+层?|顶楼|底楼|地下")),
+    Shape("distance", re.compile(r"多少公里|几公里|多少千米|多少里"),
+          re.compile(rf"[{_NUM}]+(?:公里|千米|里|km)")),
+    Shape("far", re.compile(r"多远"),
+          re.compile(rf"[{_NUM}]+(?:公里|千米|里|米|km|分钟|个?小时)|半小时|[{_NUM}]+站")),
+    Shape("times", re.compile(r"(?:几|多少)(?:次|回|趟|遍)"),
+          re.compile(rf"[{_NUM}]+(?:次|回|趟|遍)|每(?:天|日|晚|周[一二三四五六日天]|个?星期[一二三四五六日天])|"
+                     r"天天|周[一二三四五六日天][和、跟及到至]周?[一二三四五六日天]")),
+    *(Shape(f"count-{unit}", re.compile(rf"(?:几|多少)个?{unit}"),
+            re.compile(rf"[{_NUM}]+个?{unit}"))
+      for unit in "杯片颗粒条本辆台套瓶碗盒袋包张件双场节门首根支"),
     Shape("celebrity", re.compile(r"(?:哪个|哪位|什么|谁)(?:明星|歌手|演员|作家|偶像)|偶像是谁"),
           None),
     Shape("place", re.compile(
@@ -88,10 +107,12 @@ def shows(shape: Shape, text: str, asked_words: set[str]) -> bool:
 def _names_a_place(pairs: list[jieba.posseg.pair], asked_words: set[str]) -> bool:
     """A place name or location word (jieba's ``ns``, ``s``, ``nt``), a noun after 在/去/到/住…,
     or a noun ending like a place (科技城, 体育馆) — other than the question's own words (去钓鱼:
-    the activity)."""
+    the activity) and a place left (从西湖区) unless the question asks where from."""
     for i, pair in enumerate(pairs):
         if pair.word in asked_words:
             continue
+        if i > 0 and pairs[i - 1].word == "从" and "从" not in asked_words:
+            continue  # 「从西湖区搬到了滨江区」: where they came from, unless that is asked
         if pair.flag in ("ns", "s", "nt"):
             return True
         noun = pair.flag.startswith("n") or pair.flag == "eng"

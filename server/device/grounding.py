@@ -78,7 +78,23 @@ _CATEGORY_AFTER = re.compile(
 )
 # verbs too common to say what a question is about
 _GENERIC_VERBS = frozenset(
-    ("知道", "记得", "觉得", "喜欢", "是不是", "有没有", "一般", "平时", "现在")
+    (
+        "知道",
+        "记得",
+        "觉得",
+        "喜欢",
+        "是不是",
+        "有没有",
+        "一般",
+        "平时",
+        "现在",
+        "是从",
+        "是在",
+        "是跟",
+        "是和",
+        "过来",
+        "过去",
+    )
 )
 # one-character nouns too common to say what a question is about
 _GENERIC_CHARS = frozenset("人事天年月时家里边面")
@@ -154,8 +170,9 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
       (「豆豆今年几岁了？」 when memory has his name and breed only); asked what someone likes
       to eat, drink, hear, read or play, a liking of another sort is none (「我爸最爱吃什么菜？」
       against 「爸爸最喜欢去钓鱼」);
-    - a choice between two values neither of which any text has a character of
-      (「豆豆是公的还是母的？」);
+    - a choice between two values neither of which any text about the topic has a character of
+      (「豆豆是公的还是母的？」; 「国庆去云南是坐飞机还是开车？」 is not answered by 「开车过去要
+      四十分钟」, a text about the office);
     - in a single ask that is not about what to watch out for (the constraints answer that):
       the answer has a shape (``answer_shapes``: a clock time, a place, a colour, a brand…) and
       no text about the asked thing shows one (「老婆的瑜伽课几点开始？」 against 「…每周二和周五
@@ -181,10 +198,8 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         return not any(_shows_all(shapes, text, asked_words) for text in answering)
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
-    if choice:
-        sides = [side.rstrip("的呢") for side in choice.groups()]
-        return not any(char in held for side in sides for char in side)
-    if _CAUTION.search(question) or several:
+    sides = [side.rstrip("的呢") for side in choice.groups()] if choice else []
+    if not choice and (_CAUTION.search(question) or several):
         return False  # what to watch out for is the constraints' to answer; several asks, any
     people = [name for name in names if name]
     focus, topic = [], []
@@ -192,12 +207,17 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         word = pair.word.strip()
         if not word or any(word in n or n in word for n in people):
             continue
+        if any(word in side or side in word for side in sides):
+            continue  # 「坐飞机还是开车」: the values asked between say nothing of the topic
         if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])) and len(word) < 3:
             continue  # 「什么品种」: a category; 「什么降压药」 still names a thing
         if _specific(word, pair.flag):
             focus.append(word)
         elif _topical(word, pair.flag):
             topic.append(word)
+    if choice:  # among the texts about the topic (「国庆去云南…」), not 「开车过去要四十分钟」
+        about = _about(texts, focus, topic) if focus or topic else list(texts)
+        return not any(char in text for text in about for side in sides for char in side)
     if shapes:
         about = _about(texts, focus, topic) if focus or topic else list(texts)
         if _ASKS_LIKING.search(question):  # 「最喜欢哪个明星」: among what they like
