@@ -37,7 +37,9 @@ def test_the_shapes_a_question_asks_for(question: str, names: list[str]) -> None
      ("duration", "公司在未来科技城，开车过去要四十分钟", True),
      ("duration", "妈妈要来杭州住一周", True),
      ("duration", "学了三个月吉他", True), ("duration", "我每周四晚上七点有吉他课", False),
-     ("duration", "老婆的生日是三月十二号", False), ("duration", "2020年搬的家", False),
+     ("duration", "2020年搬的家", True),  # since when: a duration to reckon
+     ("duration", "老婆的生日是三月十二号", False), ("duration", "我们打算今年国庆去云南", False),
+     ("duration", "我上个月跳槽了", True),
      ("floor", "车位换到了地下车库B2层", True), ("floor", "我们家住在十八楼", True),
      ("floor", "我们家上个月搬到了滨江区", False),
      ("distance", "公司离家二十公里", True), ("distance", "开车过去要四十分钟", False),
