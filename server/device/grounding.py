@@ -34,7 +34,7 @@ import cn2an
 import jieba
 import jieba.posseg
 
-from memory import slot_kinds
+from memory import entities, slot_kinds
 from server.device import answer_shapes
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
@@ -48,7 +48,7 @@ _ASKS_LIKING = re.compile(r"喜欢|爱吃|爱喝|爱看|爱玩|最爱")
 # …but asking for advice, a plan or an act is asking for something new
 _ASKS_ADVICE = re.compile(
     r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
-    r"要带|该|适合|值得|玩(?!具)|撞|冲突|送|买|做什么菜|吃什么|喝什么|帮我|给我|替我"
+    r"要带|该|适合|值得|玩(?!具)|撞|冲突|送(?!的)|买(?!的)|做什么菜|吃什么|喝什么|帮我|给我|替我"
 )
 # where the answer is an instance of the word that follows (「什么品种」「哪个明星」)
 _CATEGORY_BEFORE = re.compile(
@@ -76,6 +76,17 @@ _VERB_SORTS = {"吃": ("吃",), "喝": ("喝",), "听": ("听",), "看": ("看",
 _CATEGORY_AFTER = re.compile(
     r"(?:什么|啥|哪(?:个|种|类|家|样)?)([\u4e00-\u9fff]{1,4}?)[的呢啊呀]*[？?]?\s*$"
 )
+# the instance of a category a question asks for: 「打的是什么疫苗」「最喜欢哪种恐龙」
+_INSTANCE_ASKED = re.compile(
+    r"(?:什么|啥|哪(?:种|类|款|样|一种|一类))(?:样的)?([\u4e00-\u9fff]{1,4}?)[的呢啊呀]*[？?]?\s*$"
+)
+# a category word with only a verb before it names no instance (打疫苗, 喜欢恐龙, 钓鱼, 吃药)
+_BARE_BEFORE = frozenset("打吃喝钓看玩听买用养爱欢学练弹做去有")
+# after it, an instance follows (「最喜欢的花是向日葵」)
+_INSTANCE_AFTER = frozenset("是叫为")
+# who is named: the last word before 叫/姓 (「瑜伽老师叫什么」), name words left out
+_NAME_WORDS = re.compile(r"(?:的)?(?:全名|名字|大名|小名|昵称|外号|全称|真名)")
+_NAMED = re.compile(r"(.{1,8}?)(?:叫|姓)(?:什么|啥)")
 # verbs too common to say what a question is about
 _GENERIC_VERBS = frozenset(
     (
@@ -169,10 +180,16 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
       live or work or study, what they like, where they are from) and no text states one
       (「豆豆今年几岁了？」 when memory has his name and breed only); asked what someone likes
       to eat, drink, hear, read or play, a liking of another sort is none (「我爸最爱吃什么菜？」
-      against 「爸爸最喜欢去钓鱼」);
-    - a choice between two values neither of which any text about the topic has a character of
-      (「豆豆是公的还是母的？」; 「国庆去云南是坐飞机还是开车？」 is not answered by 「开车过去要
-      四十分钟」, a text about the office);
+      against 「爸爸最喜欢去钓鱼」); asked the name of someone memory knows by no name or
+      relation, only a line naming them answers (「我老婆的瑜伽老师叫什么名字？」 is not answered
+      by 「我老婆叫林芳」);
+    - asked an instance of a category (「这次打的是什么疫苗？」「最喜欢哪种恐龙？」), the lines
+      about it name the category only as a verb's object (「去打疫苗」「特别喜欢恐龙」; not
+      「处方猫粮」, nor 「最喜欢的花是向日葵」);
+    - a choice between two values neither of which any text about the topic has a character of,
+      what the two share left out (「豆豆是公的还是母的？」; 「年糕是公猫还是母猫？」: 公, 母;
+      「国庆去云南是坐飞机还是开车？」 is not answered by 「开车过去要四十分钟」, a text about the
+      office);
     - in a single ask that is not about what to watch out for (the constraints answer that):
       the answer has a shape (``answer_shapes``: a clock time, a place, a colour, a brand…) and
       no text about the asked thing shows one (「老婆的瑜伽课几点开始？」 against 「…每周二和周五
@@ -190,15 +207,21 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     asked_words = {pair.word for pair in pairs}
     shapes = [] if several else answer_shapes.asked(question)
     kinds = set(slot_kinds.asked(question))
+    category = _instance_asked(question)
     if kinds:
         answering = [text for text in texts if kinds & set(slot_kinds.kinds_of(text))]
         if not several and kinds == {"likes"}:
             answering = [text for text in answering if _liking_alike(question, text)]
+        role = _named_role(question, names) if "name" in kinds and not several else None
+        if role:  # 「我老婆的瑜伽老师叫什么？」 is not answered by 「我老婆叫林芳」
+            answering = [text for text in answering if role in text]
+        if category:  # 「最喜欢哪种恐龙？」 is not answered by 「特别喜欢恐龙」
+            answering = [text for text in answering if not _only_bare(category, text)]
         shapes = [shape for shape in shapes if shape.name != "place"]  # the kind is the place
         return not any(_shows_all(shapes, text, asked_words) for text in answering)
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
-    sides = [side.rstrip("的呢") for side in choice.groups()] if choice else []
+    sides = _differing([side.rstrip("的呢") for side in choice.groups()]) if choice else []
     if not choice and (_CAUTION.search(question) or several):
         return False  # what to watch out for is the constraints' to answer; several asks, any
     people = [name for name in names if name]
@@ -218,6 +241,14 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     if choice:  # among the texts about the topic (「国庆去云南…」), not 「开车过去要四十分钟」
         about = _about(texts, focus, topic) if focus or topic else list(texts)
         return not any(char in text for text in about for side in sides for char in side)
+    if category and not shapes:
+        about = _about(texts, focus, topic) if focus or topic else list(texts)
+        naming = [text for text in about if category in text]
+        # every line about the asked thing names the category, only as a verb's object (a line
+        # about it without the word may name an instance in other words: 什么药, 青霉素)
+        every = not (focus or topic) or len(naming) == len(about)
+        if naming and every and all(_only_bare(category, text) for text in naming):
+            return True  # 「这次打的是什么疫苗？」 against 「…带小橙子去打疫苗」
     if shapes:
         about = _about(texts, focus, topic) if focus or topic else list(texts)
         if _ASKS_LIKING.search(question):  # 「最喜欢哪个明星」: among what they like
@@ -225,6 +256,61 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         not_values = asked_words | set(people)
         return not any(_shows_all(shapes, text, not_values) for text in about)
     return bool(focus) and not any(_held(word, held) for word in focus)
+
+
+def _instance_asked(question: str) -> str | None:
+    """The category ``question`` asks an instance of (「什么疫苗」: 疫苗), not a word naming no
+    thing (「什么时候」「什么东西」)."""
+    found = _INSTANCE_ASKED.search(question.strip())
+    if found is None:
+        return None
+    word = found.group(1)
+    if word in _GENERIC or word in _GENERIC_CHARS or word in ("时候", "样", "地方", "意思"):
+        return None
+    return word
+
+
+def _only_bare(category: str, text: str) -> bool:
+    """Does ``text`` name ``category`` only as a verb's object, never an instance of it
+    (「去打疫苗」「特别喜欢恐龙」「去钓鱼」, not 「处方猫粮」「美式咖啡」「最喜欢的花是向日葵」)?
+    False when it does not name it at all: an instance may be written without the word
+    (「什么药」: 青霉素)."""
+    at = [i for i in range(len(text)) if text.startswith(category, i)]
+    if not at:
+        return False
+    for i in at:
+        before = text[i - 1] if i else ""
+        after = text[i + len(category) : i + len(category) + 1]
+        if after in _INSTANCE_AFTER or (
+            before and before not in _BARE_BEFORE and _WORDLIKE.match(before)
+        ):
+            return False
+    return True
+
+
+def _named_role(question: str, names: Iterable[str]) -> str | None:
+    """Whom a name question asks the name of when that is no one memory knows by name or
+    relation (「我老婆的瑜伽老师叫什么名字？」: 老师; 「我爱人全名叫啥？」: nobody new)."""
+    found = _NAMED.search(_NAME_WORDS.sub("", question))
+    if found is None:
+        return None
+    words = [str(p.word) for p in jieba.posseg.lcut(found.group(1)) if _WORDLIKE.search(p.word)]
+    if not words:
+        return None
+    word, people = words[-1], {name for name in names if name}
+    if word in people or entities.relations_in(word):
+        return None
+    if any(word in name or name in word for name in people if len(name) > 1):
+        return None
+    return word
+
+
+def _differing(sides: list[str]) -> list[str]:
+    """The two values of a choice without what they share (「公猫还是母猫」: 公, 母 — the 猫 is
+    the topic, held by any line about the cat)."""
+    common = set(sides[0]) & set(sides[1])
+    parts = ["".join(char for char in side if char not in common) for side in sides]
+    return parts if all(parts) else sides
 
 
 def _about(texts: Sequence[str], focus: Sequence[str], topic: Sequence[str]) -> list[str]:
