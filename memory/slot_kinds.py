@@ -13,10 +13,22 @@ from __future__ import annotations
 
 import re
 
+# occupations said with 是/当 (「我老公是医生」「爸爸退休前是中学老师」「妈妈当会计」)
+_JOBS = (
+    "老师|教师|医生|大夫|护士|会计|司机|律师|厨师|警察|工人|工程师|程序员|设计师|公务员|经理|"
+    "教授|记者|编辑|销售|保安|店长|老板|农民|军人|演员|作家|画家|快递员|外卖员|主播|客服"
+)
+
 # a statement of each kind (order matters to ``workers.slots``: the first kind is a text's slot)
 STATEMENTS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("residence", re.compile(r"住在|住(?!院|宿|手|口|了院)|搬到|搬去|搬家|家在")),
-    ("work", re.compile(r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)")),
+    (
+        "work",
+        re.compile(
+            r"工作|上班|跳槽|单位|公司上班|当[\u4e00-\u9fff]{1,3}(?:师|员|生|士)|"
+            rf"(?:是|当|做)(?:一名|一个|个)?[\u4e00-\u9fff]{{0,3}}?(?:{_JOBS})(?![\u4e00-\u9fff]*[叫姓])"
+        ),
+    ),
     ("school", re.compile(r"年级|幼儿园|上学|小学|初中|高中|大学|[大中小]班")),
     ("name", re.compile(r"叫|名字")),
     ("age", re.compile(r"岁|年纪")),

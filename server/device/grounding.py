@@ -78,7 +78,7 @@ _CATEGORY_AFTER = re.compile(
 )
 # the instance of a category a question asks for: 「打的是什么疫苗」「最喜欢哪种恐龙」
 _INSTANCE_ASKED = re.compile(
-    r"(?:什么|啥|哪(?:种|类|款|样|一种|一类))(?:样的)?([\u4e00-\u9fff]{1,4}?)[的呢啊呀]*[？?]?\s*$"
+    r"(?:什么|啥|哪(?:种|类|款|样|一种|一类))(?:样的)?([\u4e00-\u9fff]{1,6}?)[的呢啊呀吗]*[？?]?\s*$"
 )
 # a category word with only a verb before it names no instance (打疫苗, 喜欢恐龙, 钓鱼, 吃药)
 _BARE_BEFORE = frozenset("打吃喝钓看玩听买用养爱欢学练弹做去有")
@@ -264,8 +264,14 @@ def _instance_asked(question: str) -> str | None:
     found = _INSTANCE_ASKED.search(question.strip())
     if found is None:
         return None
-    word = found.group(1)
-    if word in _GENERIC or word in _GENERIC_CHARS or word in ("时候", "样", "地方", "意思"):
+    word = found.group(1).split("的")[0]  # 「什么品种的猫」: 品种
+    if (
+        not word
+        or word in "呢啊呀吗了"
+        or word in _GENERIC
+        or word in _GENERIC_CHARS
+        or word in ("时候", "样", "地方", "意思")
+    ):
         return None
     return word
 
