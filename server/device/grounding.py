@@ -300,10 +300,10 @@ def _named_role(question: str, names: Iterable[str]) -> str | None:
     found = _NAMED.search(_NAME_WORDS.sub("", question))
     if found is None:
         return None
-    words = [str(p.word) for p in jieba.posseg.lcut(found.group(1)) if _WORDLIKE.search(p.word)]
-    if not words:
-        return None
-    word, people = words[-1], {name for name in names if name}
+    pairs = [p for p in jieba.posseg.lcut(found.group(1)) if _WORDLIKE.search(p.word)]
+    if not pairs or not (pairs[-1].flag.startswith("n") or pairs[-1].flag == "eng"):
+        return None  # 「她叫什么」: a pronoun is whoever the question is about
+    word, people = str(pairs[-1].word), {name for name in names if name}
     if word in people or entities.relations_in(word):
         return None
     if any(word in name or name in word for name in people if len(name) > 1):
