@@ -191,7 +191,8 @@ def test_a_value_of_the_asked_shape_about_the_asked_thing_is_an_answer(
      ("小橙子最喜欢哪种恐龙？", ["小橙子最喜欢霸王龙"]),
      ("我爸钓鱼一般钓什么鱼？", ["爸爸最喜欢去钓鲫鱼"]),
      ("我爸以前是做什么的？", ["爸爸退休前是中学老师"]),
-     ("我老公是做什么工作的？", ["我老公是医生"]), ("她叫什么名字？", ["我老婆叫林芳"]), ("年糕是什么品种的猫？", ["年糕是只英短"])],
+     ("我老公是做什么工作的？", ["我老公是医生"]), ("她叫什么名字？", ["我老婆叫林芳"]),
+     ("年糕是什么品种的猫？", ["年糕是只英短"])],
 )  # fmt: skip
 def test_an_answer_memory_may_hold_is_never_called_lacking(question: str, texts: list[str]) -> None:
     """A category (「什么品种」→ 柯基), a kind stated in other words, a word sharing a character
