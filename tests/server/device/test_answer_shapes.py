@@ -19,7 +19,7 @@ SHAPE = {shape.name: shape for shape in SHAPES}
      ("我们家住几楼？", ["floor"]), ("车停在哪一层？", ["floor"]), ("公司离家多远？", ["far"]),
      ("公司离家有多少公里？", ["distance"]), ("一周上几次夜班？", ["times"]),
      ("一天喝几杯咖啡？", ["count-杯"]), ("药一次吃几片？", ["count-片"]),
-     ("狗粮多少钱一袋？", ["price"])],
+     ("狗粮多少钱一袋？", ["price"]), ("林芳这周哪几天晚上有课？", ["day"])],
 )  # fmt: skip
 def test_the_shapes_a_question_asks_for(question: str, names: list[str]) -> None:
     assert [shape.name for shape in asked(question)] == names
