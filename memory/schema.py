@@ -72,7 +72,7 @@ DERIVED_V = "derived_v"  # the DERIVATION a memory's derived fields were made by
 # re-derives every memory made by another version when it opens. A test fingerprints what
 # ``derived`` makes of the bench and fixture texts and fails until the bump is recorded
 # (``tests/memory/test_derivation.py``).
-DERIVATION = "2"
+DERIVATION = "3"  # 3: an occupation said with 是/当 is work (「我老公是医生」)
 # "When it matters" cues (README "Cues"): extra points that point at one memory — short
 # situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
 # 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no
@@ -179,7 +179,9 @@ class Memory:
         return self.id or memory_id(self.person, self.text)
 
     def expired(self, now: float) -> bool:
-        return self.decay is Decay.TIME and self.expires_at is not None and self.expires_at < now
+        """Past its expiry — the same test the stores' filter makes (``expires_at < now``), so a
+        memory is never expired to one search and live to another."""
+        return self.expires_at is not None and self.expires_at < now
 
     def to_payload(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
