@@ -25,6 +25,8 @@ def test_a_new_value_supersedes_the_old_one() -> None:
     assert moved is not None and moved.event == "UPDATE" and moved.rule == "same slot"
     job = decide("我跳槽了，现在在网易上班", None, [c("我在阿里巴巴工作", "我", 0.42)], NAMES)
     assert job is not None and job.event == "UPDATE"
+    said = decide("我老公现在改行当老师了", None, [c("我老公是医生", "老公", 0.5)], NAMES)
+    assert said is not None and said.event == "UPDATE"  # an occupation said with 是/当
 
 
 def test_someone_elses_value_is_not_replaced() -> None:
