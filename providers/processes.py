@@ -95,7 +95,34 @@ class PartStatus:
         return data
 
 
+# the ports the kernel hands out for outgoing connections and bind(0) (Linux's default range
+# when /proc does not say): a port picked there can be taken by any client socket before the
+# child that was meant to listen on it binds it (a test saw uvicorn fail with EADDRINUSE)
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+_LOWEST = 10_000  # below: ports of well-known services
+
+
+def _ephemeral_start() -> int:
+    try:
+        return int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32_768
+
+
 def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now, chosen below the ephemeral range when there is room, so
+    no outgoing connection takes it before its listener binds it; else one bind(0) gives."""
+    top = _ephemeral_start()
+    for _ in range(50):
+        if top - _LOWEST < 1_000:
+            break
+        port = _LOWEST + secrets.randbelow(top - _LOWEST)
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue  # in use: another
+            return port
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
