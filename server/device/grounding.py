@@ -89,24 +89,9 @@ _NAME_WORDS = re.compile(r"(?:的)?(?:全名|名字|大名|小名|昵称|外号|
 _NAMED = re.compile(r"(.{1,8}?)(?:叫|姓)(?:什么|啥)")
 # verbs too common to say what a question is about
 _GENERIC_VERBS = frozenset(
-    (
-        "知道",
-        "记得",
-        "觉得",
-        "喜欢",
-        "是不是",
-        "有没有",
-        "一般",
-        "平时",
-        "现在",
-        "是从",
-        "是在",
-        "是跟",
-        "是和",
-        "过来",
-        "过去",
-    )
-)
+    ("知道", "记得", "觉得", "喜欢", "是不是", "有没有", "一般", "平时", "现在", "是从", "是在",
+     "是跟", "是和", "过来", "过去")
+)  # fmt: skip
 # one-character nouns too common to say what a question is about
 _GENERIC_CHARS = frozenset("人事天年月时家里边面")
 # nouns that name no fact (the model's filler, its own machinery)
@@ -238,11 +223,11 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
             focus.append(word)
         elif _topical(word, pair.flag):
             topic.append(word)
+    # the texts about what it asks of (「瑜伽课」「国庆…云南」); all when it names nothing
+    about = _about(texts, focus, topic) if focus or topic else list(texts)
     if choice:  # among the texts about the topic (「国庆去云南…」), not 「开车过去要四十分钟」
-        about = _about(texts, focus, topic) if focus or topic else list(texts)
         return not any(char in text for text in about for side in sides for char in side)
     if category and not shapes:
-        about = _about(texts, focus, topic) if focus or topic else list(texts)
         naming = [text for text in about if category in text]
         # every line about the asked thing names the category, only as a verb's object (a line
         # about it without the word may name an instance in other words: 什么药, 青霉素)
@@ -250,7 +235,6 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         if naming and every and all(_only_bare(category, text) for text in naming):
             return True  # 「这次打的是什么疫苗？」 against 「…带小橙子去打疫苗」
     if shapes:
-        about = _about(texts, focus, topic) if focus or topic else list(texts)
         if _ASKS_LIKING.search(question):  # 「最喜欢哪个明星」: among what they like
             about = [text for text in about if slot_kinds.LIKES[1].search(text)]
         not_values = asked_words | set(people)
