@@ -36,7 +36,10 @@
    memories they point at are read by id in round 2 — for the person the request concerns, and
    never for a question about the world (「长城有多长？」, neither anchored nor a safety topic).
 5. Safety-class memories recalled by any round are promoted into the safety group (with its
-   mandatory rule); the rest go to the related group.
+   mandatory rule); the rest go to the related group. A constraint about someone the question
+   does not concern (``lookup.Scope``; or a name only a hit on another matter brought: 「小橙子的
+   钢琴课…」 for 「我的吉他课几点开始？」) is left out, whichever round found it, and logged
+   (``unconcerned``).
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
    A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
@@ -115,6 +118,7 @@ class Recall:
     looked: bool = False  # the safety lookup ran for this request (server.memory.lookup)
     applies: list[Memory] = field(default_factory=list)  # constraints the request names
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
+    unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -129,6 +133,7 @@ class Recall:
             "prompt_block": self.block,
             "safety_lookup": self.looked,
             "applies": [m.text for m in self.applies],
+            "unconcerned": [m.text for m in self.unconcerned],
             "memory_lacks": self.grounds is not None and self.grounds.lacking,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
@@ -214,13 +219,21 @@ class ReadPath:
         # sign the question is about whoever it names
         starters = [r for r in found.values() if r.why not in ("lexical", "schedule", "lookup")]
         names = _names_from(starters, relations)
-        names += [w for w in _linked(found.values(), question) if w not in names + relations]
+        linked = _linked(found.values(), question)
+        names += [w for w in linked if w not in names + relations]
+        # whoever the question is about, by the names of the hits about them (「女儿叫小橙子」
+        # for 「我女儿…」) or its own: only their constraints join from round 2 — a name in a
+        # hit on another matter (「小橙子的钢琴课…」 for 「我的吉他课…」) brings no allergy
+        scope = lookup.scope_of(question)
+        concerned = _names_from([r for r in starters if scope.covers(question, r.memory)], [])
+        concerned += linked
         if names and s.entity_limit:
             second.append(Search(vector, s.entity_limit, None, tuple(names)))
+        if concerned and s.entity_limit:
             # the constraints of whoever the question is about come first, however many other
             # memories about them rank higher (a child's allergy among her classes and toys)
             safety = MemoryClass.SAFETY.value
-            second.append(Search(vector, s.entity_limit, None, tuple(names), cls=safety))
+            second.append(Search(vector, s.entity_limit, None, tuple(concerned), cls=safety))
             if asked:  # …and so does the kind of fact asked (「我女儿最着迷什么」: her likes)
                 second.append(Search(vector, s.entity_limit, None, tuple(names), slots=asked))
         if again:
@@ -238,6 +251,13 @@ class ReadPath:
                 _collect(found, about, "entity", now)
         clock.lap("round2")
         ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
+        # a constraint of someone the question does not concern is no concern of this turn,
+        # whichever round brought it (「我头疼，能吃片布洛芬吗？」 and 爸爸's gout)
+        result.unconcerned = [
+            r.memory for r in ordered if not _concerns(question, scope, concerned, r.memory)
+        ]
+        left_out = {m.key for m in result.unconcerned}
+        ordered = [r for r in ordered if r.memory.key not in left_out]
         result.safety = [r for r in ordered if r.group == "safety"]
         result.related = [r for r in ordered if r.group == "related"]
         result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
@@ -308,6 +328,7 @@ class ReadPath:
             why={r.memory.text: r.why for r in recall.safety + recall.related},
             cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
             said_first=[m.text for m in recall.applies],
+            unconcerned=[m.text for m in recall.unconcerned],
             # a fact question memory holds no answer to, and the lines that verdict read
             memory_lacks=recall.grounds.about
             if recall.grounds and recall.grounds.lacking
@@ -461,6 +482,15 @@ def _collect_cued(
         if memory.key in found or not scope.covers(question, memory):
             continue
         found[memory.key] = Recalled(memory, cue.score, "cue", _group(memory), cue.cue)
+
+
+def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: Memory) -> bool:
+    """Is a recalled memory for this turn? A constraint only when it is about whoever the
+    question concerns (``lookup.Scope``: the speaker, a relation it names, everyone when it
+    names nobody or all of us), or about one of the ``concerned`` names."""
+    if memory.cls is not MemoryClass.SAFETY or scope.covers(question, memory):
+        return True
+    return any(word in concerned for word in _who(memory))
 
 
 def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]:

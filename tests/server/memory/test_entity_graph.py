@@ -21,6 +21,7 @@ from server.memory.readpath import ReadPath
 WANG, ZHAO = PersonId("wang"), PersonId("zhao")
 MANGO = "女儿对芒果过敏，吃了嘴巴会肿"
 CHOCOLATE = "猫不能吃巧克力和洋葱"
+PEANUT = "小橙子对花生过敏"
 HOUSEHOLD = [
     ("女儿叫小橙子，今年五岁", MemoryClass.FACT, "女儿"),
     ("小橙子小名叫橙橙", MemoryClass.FACT, "小橙子"),
@@ -60,6 +61,23 @@ async def test_a_name_reaches_the_constraint_under_the_relation(
     assert _safety(recall).get(MANGO) == "entity", recall.as_json()
     assert "小橙子对猕猴桃过敏" not in _safety(recall)  # the other family's 小橙子
     assert recall.round_trips <= 2
+
+
+async def test_a_name_in_a_hit_on_another_matter_brings_none_of_her_constraints(
+    read_path: ReadPath,
+) -> None:
+    piano = "小橙子的钢琴课从周日改到了每周六上午十点"
+    lines = [MemoryLine(text=piano, cls=MemoryClass.FACT, subject="小橙子"),
+             MemoryLine(text="我每周四晚上七点有吉他课", cls=MemoryClass.FACT, subject="我"),
+             MemoryLine(text=PEANUT, cls=MemoryClass.SAFETY, subject="小橙子")]  # fmt: skip
+    import_memories(lines, WANG, read_path.embedder, read_path.store)
+    mine = await read_path.recall(WANG, "我每周四的吉他课几点开始？", time.time())
+    recalled = {r.memory.text: r.why for r in mine.related}
+    assert recalled.get(piano) == "direct", mine.as_json()  # her class is like mine…
+    assert not mine.safety, mine.as_json()  # …and her allergy is no concern of my question
+    hers = await read_path.recall(WANG, "小橙子周六几点上钢琴课？", time.time())
+    assert PEANUT in _safety(hers), hers.as_json()  # asked about her: they are
+    assert _safety(hers).get(MANGO) == "entity", hers.as_json()
 
 
 async def test_a_pets_name_reaches_the_constraint_under_the_pet_word(read_path: ReadPath) -> None:

@@ -305,3 +305,20 @@ def test_a_question_naming_someone_is_judged_on_what_is_about_them(
     ]
     grounds = _grounds(question, False, recalled, 0.0)
     assert grounds is not None and grounds.lacking is lacking
+
+
+@pytest.mark.parametrize(
+    ("question", "theirs", "others"),
+    [
+        ("我有哪些过敏或者害怕的东西？", "我有幽闭恐惧症，不坐电梯", "我老婆对海鲜过敏"),
+        ("我老婆对什么过敏？", "我老婆对海鲜过敏，尤其是虾，一吃就起疹子", "小橙子对花生过敏"),
+    ],
+)
+async def test_a_constraint_of_someone_the_question_does_not_concern_is_left_out(
+    read_path: ReadPath, question: str, theirs: str, others: str
+) -> None:
+    recall = await read_path.recall(ZHANG, question)
+    assert theirs in texts(recall.safety)
+    assert not any(text.startswith(others) for text in texts(recall.safety + recall.related))
+    assert any(m.text.startswith(others) for m in recall.unconcerned)  # found, and logged
+    assert recall.as_json()["unconcerned"] == [m.text for m in recall.unconcerned]
