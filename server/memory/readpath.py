@@ -235,7 +235,7 @@ class ReadPath:
             safety = MemoryClass.SAFETY.value
             second.append(Search(vector, s.entity_limit, None, tuple(concerned), cls=safety))
             if asked:  # …and so does the kind of fact asked (「我女儿最着迷什么」: her likes)
-                second.append(Search(vector, s.entity_limit, None, tuple(names), slots=asked))
+                second.append(Search(vector, s.entity_limit, None, tuple(concerned), slots=asked))
         if again:
             second.append(Search(vector, s.limit, s.threshold))
         if cued:  # the memories cues point at, read by id
