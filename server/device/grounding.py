@@ -66,6 +66,8 @@ _ASKING_WORDS = re.compile(
 )
 # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
+# a constraint claimed of an item (「她对向日葵过敏」): memory must say it of that item
+_ALLERGY_CLAIM = re.compile(r"对([^，。,；;！!？?、]{1,12}?)过敏")
 # the sentence already says it does not know
 _ADMITS = re.compile(r"不知道|不清楚|不记得|没跟我说过|没说过|没提过|没告诉过|没有记录|没有关于")
 # asked what someone likes to eat, drink, hear, read or play: the verbs of each sort
@@ -388,13 +390,29 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
         word, flag = pair.word.strip(), pair.flag
         if not word or not _specific(word, flag) or word in source:
             continue
+        if word.startswith("对") and word[1:] in source:
+            continue  # jieba's 对虾 (a prawn) in 「她对虾过敏」
         if _BARE_NUMBER.fullmatch(word):
             # a number with its unit: 「1岁」 is not held by 「一只柯基」's 1
             unit = pairs[i + 1].word if i + 1 < len(pairs) else ""
             word += unit if len(unit) == 1 and _WORDLIKE.match(unit) else ""
         if _normal(word) not in normal:
             missing.append(word)
-    return missing
+    return missing + _unheld_allergies(sentence, grounds)
+
+
+def _unheld_allergies(sentence: str, grounds: Grounds) -> list[str]:
+    """The items ``sentence`` says someone is allergic to that no line of ``grounds`` says an
+    allergy of: 「老婆对向日葵过敏」 joins her favourite flower to an allergy of another line —
+    each word is held, the claim is not."""
+    lines = [line for line in (grounds.question, *grounds.texts) if "过敏" in line]
+    unheld = []
+    for claim in _ALLERGY_CLAIM.finditer(sentence):
+        for pair in jieba.posseg.lcut(claim.group(1)):
+            word = pair.word.strip()
+            if _specific(word, pair.flag) and not any(word in line for line in lines):
+                unheld.append(word)
+    return unheld
 
 
 _CONTINUES = re.compile(r"\s*(但是|但|不过|可是|只是|而且|并且|所以|因此|因为|还有)")

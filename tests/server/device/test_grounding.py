@@ -60,6 +60,17 @@ def test_what_the_person_said_this_session_grounds_too() -> None:
     assert unsupported("你儿子叫小明。", grounds.with_said(["我儿子叫小明"])) == []
 
 
+def test_an_allergy_is_held_only_of_what_memory_says_it_of() -> None:
+    """Each word held, the claim not: her favourite flower joined to an allergy of another
+    line (the local model's 「老张的老婆对向日葵过敏。」)."""
+    wife = Grounds("我老婆对什么花过敏？", ("我老婆对海鲜过敏，尤其是虾，一吃就起疹子",
+                                          "老婆最喜欢的花是向日葵"))  # fmt: skip
+    assert unsupported("你老婆对向日葵过敏。", wife) == ["向日葵"]
+    assert unsupported("她最喜欢向日葵。", wife) == []
+    for held in ("你老婆对海鲜过敏。", "她对虾过敏。", "她对海鲜和虾过敏。"):
+        assert unsupported(held, wife) == [], held
+
+
 def test_a_placeholder_is_no_answer() -> None:
     assert unsupported("你的车是XX牌的。", Grounds("我的车是什么牌子的？", ())) == ["XX"]
 
