@@ -6,7 +6,7 @@ import pytest
 
 from config.settings import load_settings
 from memory import terms
-from memory.schema import Decay, Memory, MemoryClass
+from memory.schema import Decay, Memory, MemoryClass, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.readpath import EXPIRY_SLACK, ReadPath, _grounds
@@ -308,16 +308,23 @@ def test_a_question_naming_someone_is_judged_on_what_is_about_them(
 
 
 @pytest.mark.parametrize(
-    ("question", "theirs", "others"),
+    ("person", "question", "theirs", "others"),
     [
-        ("我有哪些过敏或者害怕的东西？", "我有幽闭恐惧症，不坐电梯", "我老婆对海鲜过敏"),
-        ("我老婆对什么过敏？", "我老婆对海鲜过敏，尤其是虾，一吃就起疹子", "小橙子对花生过敏"),
+        (ZHANG, "我有哪些过敏或者害怕的东西？", "我有幽闭恐惧症，不坐电梯", "我老婆对海鲜过敏"),
+        (
+            ZHANG,
+            "我老婆对什么过敏？",
+            "我老婆对海鲜过敏，尤其是虾，一吃就起疹子",
+            "小橙子对花生过敏",
+        ),
+        # the speaker's own constraint, though it names a pet (猫)
+        (LI, "我对什么过敏", "我对猫毛过敏", "我老公对青霉素过敏"),
     ],
 )
 async def test_a_constraint_of_someone_the_question_does_not_concern_is_left_out(
-    read_path: ReadPath, question: str, theirs: str, others: str
+    read_path: ReadPath, person: PersonId, question: str, theirs: str, others: str
 ) -> None:
-    recall = await read_path.recall(ZHANG, question)
+    recall = await read_path.recall(person, question)
     assert theirs in texts(recall.safety)
     assert not any(text.startswith(others) for text in texts(recall.safety + recall.related))
     assert any(m.text.startswith(others) for m in recall.unconcerned)  # found, and logged
