@@ -55,7 +55,9 @@ _CATEGORY_BEFORE = re.compile(
     r"(?:什么|啥|哪(?:个|种|类|家|只|位|所|款|一个|一种)?|几(?:个|种|位)?)$"
 )
 # what to watch out for (the safety constraints answer it), and a question of several asks
-_CAUTION = re.compile(r"注意|小心|忌口|禁忌|饮食|身体|毛病|健康|能不能|可不可以|能吃|能喝")
+_CAUTION = re.compile(
+    r"注意|小心|忌口|禁忌|饮食|身体|毛病|健康|能不能|可不可以|能吃|能喝|过敏|害怕|恐惧|(?<!恐)怕"
+)
 _SEVERAL = re.compile(r"[，,；;、]")
 # 「豆豆是公的还是母的？」: the two values asked between
 _CHOICE_SIDES = re.compile(r"是([^，。？?还]{1,8}?)还是([^，。？?]{1,8}?)[的呢啊呀]*[？?]?\s*$")

@@ -198,6 +198,9 @@ def test_a_value_of_the_asked_shape_about_the_asked_thing_is_an_answer(
      ("我现在喝的是哪种咖啡？", ["我以前爱喝拿铁，现在改喝不加糖的美式咖啡了"]),
      ("我家猫吃的是哪种猫粮？", ["猫肾不好，只能吃处方猫粮"]),
      ("老婆最喜欢什么花？", ["老婆最喜欢的花是向日葵"]),
+     # what someone is allergic to or afraid of is the constraints' to answer (jieba tags 过敏 a
+     # name: it was looked for as written)
+     ("我有哪些过敏或者害怕的东西？", ["我有幽闭恐惧症，不坐电梯"]),
      ("我对什么药过敏？", ["我每天早上吃药", "我对青霉素过敏"]),
      ("小橙子最喜欢哪种恐龙？", ["小橙子最喜欢霸王龙"]),
      ("我爸钓鱼一般钓什么鱼？", ["爸爸最喜欢去钓鲫鱼"]),
