@@ -400,16 +400,19 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
             word += unit if len(unit) == 1 and _WORDLIKE.match(unit) else ""
         if _normal(word) not in normal:
             missing.append(word)
-    return missing + _unheld_allergies(sentence, grounds)
+    return missing + [word for word in _unheld_allergies(sentence, grounds) if word not in missing]
 
 
 def _unheld_allergies(sentence: str, grounds: Grounds) -> list[str]:
     """The items ``sentence`` says someone is allergic to that no line of ``grounds`` says an
     allergy of: 「老婆对向日葵过敏」 joins her favourite flower to an allergy of another line —
     each word is held, the claim is not."""
+    claims = list(_ALLERGY_CLAIM.finditer(sentence))
+    if not claims:
+        return []
     lines = [line for line in (grounds.question, *grounds.texts) if "过敏" in line]
     unheld = []
-    for claim in _ALLERGY_CLAIM.finditer(sentence):
+    for claim in claims:
         for pair in jieba.posseg.lcut(claim.group(1)):
             word = pair.word.strip()
             if _specific(word, pair.flag) and not any(word in line for line in lines):
