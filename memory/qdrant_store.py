@@ -28,7 +28,7 @@ from memory.store import (
     Page,
     Search,
     backfill_patches,
-    cue_points,
+    cue_changes,
     hits_of,
     lexical_hits,
     memories_of,
@@ -273,18 +273,53 @@ class QdrantMemoryStore:
 
     def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
         if ids:
-            self.client.delete(self.collection, points_selector=self._cues_of(person, ids))
+            self._change_cues(person, ids, None, [], [])
 
     def put_cues(
         self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
     ) -> None:
-        points = [
-            models.PointStruct(id=key, vector=vector, payload=payload)
-            for key, vector, payload in cue_points(person, memory, cues, vectors)
-        ]
-        self.client.delete(self.collection, points_selector=self._cues_of(person, [memory.key]))
-        if points:
-            self.client.upsert(self.collection, points)
+        self._change_cues(person, [memory.key], memory, cues, vectors)
+
+    def _change_cues(
+        self,
+        person: PersonId,
+        leaving: list[MemoryId],
+        memory: Memory | None,
+        cues: list[str],
+        vectors: list[list[float]],
+    ) -> None:
+        """Read the cue points the change touches, write what it makes (the caller holds the
+        person's write lock, as every write does)."""
+        touched: dict[str, dict[str, Any]] = {}
+        offset: Any = None
+        while True:
+            records, offset = self.client.scroll(
+                self.collection,
+                self._cues_of(person, leaving),
+                limit=256,
+                offset=offset,
+                with_payload=True,
+            )
+            touched.update((str(r.id), r.payload or {}) for r in records)
+            if offset is None:
+                break
+        tenant = schema.cue_tenant(person)
+        wanted: list[models.ExtendedPointId] = [schema.cue_id(person, cue) for cue in cues]
+        if memory is not None and wanted:
+            for record in self.client.retrieve(self.collection, wanted, with_payload=True):
+                if (record.payload or {}).get(schema.PERSON) == tenant:
+                    touched[str(record.id)] = record.payload or {}
+        changes = cue_changes(person, touched.items(), leaving, memory, cues, vectors)
+        if changes.deletes:
+            gone: list[models.ExtendedPointId] = list(changes.deletes)
+            self.client.delete(self.collection, points_selector=gone)
+        for key, payload in changes.repoint:
+            self.client.set_payload(self.collection, payload, points=[key])
+        if changes.upserts:
+            self.client.upsert(
+                self.collection,
+                [models.PointStruct(id=k, vector=v, payload=p) for k, v, p in changes.upserts],
+            )
 
     def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
         owned: list[models.ExtendedPointId] = [m.key for m in self.get(person, ids)]

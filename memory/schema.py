@@ -73,14 +73,17 @@ DERIVED_V = "derived_v"  # the DERIVATION a memory's derived fields were made by
 # ``derived`` makes of the bench and fixture texts and fails until the bump is recorded
 # (``tests/memory/test_derivation.py``).
 DERIVATION = "3"  # 3: an occupation said with 是/当 is work (「我老公是医生」)
-# "When it matters" cues (README "Cues"): extra points that point at one memory — short
-# situations, items and requests in which it should come up (a mango allergy → 芒果冰沙,
+# "When it matters" cues (README "Cues"): extra points that point at memories — short
+# situations, items and requests in which they should come up (a mango allergy → 芒果冰沙,
 # 水果拼盘). They live in the person's *cue tenant* (PERSON = ``cue_tenant(person)``), so no
 # memory search, scroll or count of the person ever meets one, and a cue search reads only
-# that person's cues. A hit renders the memory it points at, never the cue.
+# that person's cues. A hit renders the memories it points at, never the cue. One point per
+# distinct cue text of a person (``cue_id``): the same cue made for several memories is one
+# vector pointing at each (fewer points to scan, no duplicate vectors).
 CUE = "cue"  # the cue's words
-CUE_OF = "cue_of"  # the memory it points at (indexed: a memory's cues go with it)
-CUE_FOR = "cue_for"  # the memory text it was made for: a cue of an older text is ignored
+CUE_OF = "cue_of"  # the memories it points at (indexed: a memory's cues go with it)
+CUE_FOR = "cue_for"  # the memory texts it was made for, in CUE_OF's order: cues of an older text
+# of a memory are ignored. Points written before one point per text hold one id and one text.
 DERIVED_FIELDS = (PERSON_ENTITIES, SLOTS, WHEN, DERIVED_V)  # what ``derived`` adds
 KEYWORD_FIELDS = (PERSON, CLS, SUBJECT, ENTITIES, SPEAKER, SOURCE, CUE_OF, *DERIVED_FIELDS)
 FLOAT_FIELDS = (EXPIRES_AT, CREATED_AT)
@@ -97,13 +100,32 @@ def cue_tenant(person: PersonId) -> str:
     return f"{person}~cues"
 
 
-def cue_id(memory: MemoryId, cue: str) -> str:
-    """Deterministic id of one cue of one memory (regenerating the same cue rewrites it)."""
-    return str(uuid.uuid5(_ID_NAMESPACE, f"cue\x00{memory}\x00{cue}"))
+def cue_id(person: PersonId, cue: str) -> str:
+    """Deterministic id of one cue text of one person (whichever memories it was made for)."""
+    return str(uuid.uuid5(_ID_NAMESPACE, f"cue\x00{person}\x00{cue}"))
 
 
-def cue_payload(person: PersonId, memory: MemoryId, text: str, cue: str) -> dict[str, Any]:
-    return {PERSON: cue_tenant(person), CUE_OF: memory, CUE_FOR: text, CUE: cue}
+CueRef = tuple[MemoryId, str]  # a memory a cue points at, and the text the cue was made for
+
+
+def cue_payload(person: PersonId, cue: str, refs: list[CueRef]) -> dict[str, Any]:
+    return {
+        PERSON: cue_tenant(person),
+        CUE_OF: [memory for memory, _ in refs],
+        CUE_FOR: [text for _, text in refs],
+        CUE: cue,
+    }
+
+
+def cue_refs(payload: dict[str, Any]) -> list[CueRef]:
+    """The memories a cue point points at (a point of one memory, as written before one point
+    per text, is read the same way)."""
+    of, made_for = payload.get(CUE_OF), payload.get(CUE_FOR)
+    if isinstance(of, str):
+        return [(MemoryId(of), str(made_for or ""))]
+    if not isinstance(of, list) or not isinstance(made_for, list):
+        return []
+    return [(MemoryId(str(m)), str(t)) for m, t in zip(of, made_for, strict=False)]
 
 
 def derived(person: PersonId, payload: dict[str, Any]) -> dict[str, Any]:

@@ -64,33 +64,63 @@ class Hit:
     cue: str | None = None  # the cue that matched (cue searches only)
 
 
-def cue_hit(person: PersonId, payload: dict[str, Any], score: float) -> Hit:
-    """A cue point → a hit whose memory is a reference to the memory the cue points at."""
-    reference = Memory(
-        text=str(payload.get(schema.CUE_FOR, "")),
-        person=person,
-        id=MemoryId(str(payload.get(schema.CUE_OF, ""))),
-    )
-    return Hit(reference, score, cue=str(payload.get(schema.CUE, "")))
-
-
-def cue_points(
-    person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
-) -> list[tuple[str, list[float], dict[str, Any]]]:
-    """(id, vector, payload) of each cue of one of the person's memories, for either engine."""
-    if memory.person != person:
-        raise ValueError("a memory's cues belong to its own person")
+def cue_hits(person: PersonId, payload: dict[str, Any], score: float) -> list[Hit]:
+    """A cue point → a hit for each memory it points at, the memory only a reference (its id
+    and the text the cue was made for)."""
+    cue = str(payload.get(schema.CUE, ""))
     return [
-        (schema.cue_id(memory.key, cue), vector,
-         schema.cue_payload(person, memory.key, memory.text, cue))
-        for cue, vector in zip(cues, vectors, strict=True)
-    ]  # fmt: skip
+        Hit(Memory(text=text, person=person, id=memory), score, cue=cue)
+        for memory, text in schema.cue_refs(payload)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class CueChanges:
+    """What a change of one person's cues does to their cue points (one point per text)."""
+
+    upserts: list[tuple[str, list[float], dict[str, Any]]]  # new points, or gaining a memory
+    repoint: list[tuple[str, dict[str, Any]]]  # points losing a memory, kept for the others
+    deletes: list[str]  # points no memory is left on
+
+
+def cue_changes(
+    person: PersonId,
+    touched: Iterable[tuple[str, dict[str, Any]]],
+    leaving: Iterable[MemoryId],
+    memory: Memory | None = None,
+    cues: Sequence[str] = (),
+    vectors: Sequence[list[float]] = (),
+) -> CueChanges:
+    """The cue points after the ``leaving`` memories lose their cues and ``memory`` (if given)
+    gets ``cues``, for either engine. ``touched``: the person's existing cue points that point
+    at a leaving memory or carry one of the new texts, as (id, payload)."""
+    if memory is not None and memory.person != person:
+        raise ValueError("a memory's cues belong to its own person")
+    gone = {str(key) for key in leaving}
+    kept: dict[str, list[schema.CueRef]] = {}
+    words: dict[str, str] = {}
+    for key, payload in touched:
+        kept[key] = [ref for ref in schema.cue_refs(payload) if ref[0] not in gone]
+        words[key] = str(payload.get(schema.CUE, ""))
+    upserts: list[tuple[str, list[float], dict[str, Any]]] = []
+    mine: list[schema.CueRef] = [] if memory is None else [(memory.key, memory.text)]
+    for cue, vector in zip(cues, vectors, strict=True) if mine else ():
+        key = schema.cue_id(person, cue)
+        if any(made == key for made, _, _ in upserts):
+            continue  # the same cue twice in one answer
+        refs = [*kept.pop(key, []), *mine]
+        upserts.append((key, vector, schema.cue_payload(person, cue, refs)))
+    repoint = [
+        (key, schema.cue_payload(person, words[key], refs)) for key, refs in kept.items() if refs
+    ]
+    deletes = [key for key, refs in kept.items() if not refs]
+    return CueChanges(upserts, repoint, deletes)
 
 
 def hits_of(person: PersonId, search: Search, points: Iterable[Any]) -> list[Hit]:
     """Scored engine points of one vector search → hits."""
     if search.cues:
-        return [cue_hit(person, p.payload or {}, p.score) for p in points]
+        return [hit for p in points for hit in cue_hits(person, p.payload or {}, p.score)]
     return [Hit(Memory.from_payload(str(p.id), p.payload or {}), p.score) for p in points]
 
 
@@ -490,20 +520,48 @@ class EdgeMemoryStore:
     def drop_cues(self, person: PersonId, ids: list[MemoryId]) -> None:
         if ids:
             with self._write:
-                self._shard.update(
-                    qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, ids))
-                )
+                self._change_cues(person, ids, None, [], [])
 
     def put_cues(
         self, person: PersonId, memory: Memory, cues: list[str], vectors: list[list[float]]
     ) -> None:
-        points = [qe.Point(*point) for point in cue_points(person, memory, cues, vectors)]
         with self._write:
-            self._shard.update(
-                qe.UpdateOperation.delete_points_by_filter(self._cues_of(person, [memory.key]))
+            self._change_cues(person, [memory.key], memory, cues, vectors)
+
+    def _change_cues(
+        self,
+        person: PersonId,
+        leaving: list[MemoryId],
+        memory: Memory | None,
+        cues: list[str],
+        vectors: list[list[float]],
+    ) -> None:
+        """Under ``_write``: read the cue points the change touches, write what it makes."""
+        touched: dict[str, dict[str, Any]] = {}
+        offset: Any = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=offset, limit=256, filter=self._cues_of(person, leaving), with_payload=True
             )
-            if points:
-                self._shard.update(qe.UpdateOperation.upsert_points(points))
+            points, offset = self._shard.scroll(request)
+            touched.update((str(p.id), p.payload or {}) for p in points)
+            if offset is None:
+                break
+        tenant = schema.cue_tenant(person)
+        wanted: list[int | uuid.UUID | str] = [schema.cue_id(person, cue) for cue in cues]
+        if memory is not None and wanted:
+            for point in self._shard.retrieve(wanted, True, False):
+                if (point.payload or {}).get(schema.PERSON) == tenant:
+                    touched[str(point.id)] = point.payload or {}
+        changes = cue_changes(person, touched.items(), leaving, memory, cues, vectors)
+        if changes.deletes:
+            gone: list[int | uuid.UUID | str] = list(changes.deletes)
+            self._shard.update(qe.UpdateOperation.delete_points(gone))
+        for key, payload in changes.repoint:
+            self._shard.update(qe.UpdateOperation.set_payload([key], payload))
+        if changes.upserts:
+            made = [qe.Point(*point) for point in changes.upserts]
+            self._shard.update(qe.UpdateOperation.upsert_points(made))
 
     def unset(self, person: PersonId, ids: list[MemoryId], keys: list[str]) -> None:
         owned: list[int | uuid.UUID | str] = [str(m.key) for m in self.get(person, ids)]

@@ -210,7 +210,7 @@ class ReadPath:
             scope = lookup.scope_of(question)
             then = [h for h in next(rounds) if scope.covers(question, h.memory)]
             _collect(found, then, "schedule", now)
-        cued = _cued(next(rounds), found) if cues else {}
+        cued = _cued(next(rounds), found, s.cue_limit) if cues else {}
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
@@ -457,12 +457,13 @@ def _group(memory: Memory) -> Group:
     return "safety" if memory.cls is MemoryClass.SAFETY else "related"
 
 
-def _cued(hits: list[Hit], found: dict[str, Recalled]) -> dict[str, Hit]:
-    """Cue hits by the memory they point at (the best cue each), memories not yet recalled."""
+def _cued(hits: list[Hit], found: dict[str, Recalled], limit: int) -> dict[str, Hit]:
+    """Cue hits by the memory they point at (the best cue each), memories not yet recalled, at
+    most ``limit`` (a cue made for several memories points at each of them)."""
     cued: dict[str, Hit] = {}
     for hit in hits:
         key = hit.memory.key
-        if key not in found and key not in cued:
+        if key not in found and key not in cued and len(cued) < limit:
             cued[key] = hit
     return cued
 

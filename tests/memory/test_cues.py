@@ -1,4 +1,4 @@
-"""Cue points ("when it matters", issue 17) in both stores: they point at one memory, live in
+"""Cue points ("when it matters", issue 17) in both stores: they point at their memories, live in
 the person's cue tenant (never in a memory search, scroll or count), go with their memory, and
 never cross persons."""
 
@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 from qdrant_client import QdrantClient
 
+from memory import schema
 from memory.qdrant_store import QdrantMemoryStore
 from memory.schema import Memory, MemoryClass, PersonId
-from memory.store import EdgeMemoryStore, MemoryStore, Search
+from memory.store import EdgeMemoryStore, MemoryStore, Search, cue_changes, cue_hits
 from providers.embedder import UseEmbedder
 
 pytestmark = pytest.mark.filterwarnings("ignore:Payload indexes have no effect:UserWarning")
@@ -129,3 +130,42 @@ def test_memories_read_by_id_are_the_persons_own_live_and_scored(
     assert hits[0].score > hits[1].score > 0
     [capped] = store.search_batch(ZHANG, [Search(vector, 1, hits[1].score + 0.01, ids=ids)], NOW)
     assert [h.memory.key for h in capped] == [mango.key]
+
+
+def test_one_cue_text_is_one_point_for_every_memory_it_was_made_for(
+    store: MemoryStore, embedder: UseEmbedder
+) -> None:
+    """The same cue made for two memories: one vector pointing at both; each memory's cues go
+    with it without taking the other's."""
+    nuts = _remember(store, embedder, ZHANG, "女儿对花生过敏")
+    sesame = _remember(store, embedder, ZHANG, "我对芝麻过敏")
+    shared = ["吃点心", "买零食"]
+    store.put_cues(ZHANG, nuts, shared, embedder.embed(shared))
+    store.put_cues(ZHANG, sesame, [*shared, "芝麻酱"], embedder.embed([*shared, "芝麻酱"]))
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "吃点心")], NOW)
+    top = [h for h in hits if h.cue == "吃点心"]
+    assert {h.memory.key for h in top} == {nuts.key, sesame.key}
+    assert len({h.score for h in top}) == 1  # one point, one score
+    [both] = store.search_batch(ZHANG, [Search(embedder.embed(["吃点心"])[0], 2, None, cues=True,
+                                               exclude_expired=False)], NOW)  # fmt: skip
+    assert {h.cue for h in both} == {"吃点心", "买零食"}  # two points fill the limit, not four
+    store.put_cues(ZHANG, nuts, ["花生酱"], embedder.embed(["花生酱"]))  # nuts' cues replaced
+    [hits] = store.search_batch(ZHANG, [_cue_search(embedder, "吃点心")], NOW)
+    assert {h.memory.key for h in hits if h.cue == "吃点心"} == {sesame.key}
+    store.delete(ZHANG, [sesame.key])
+    [hits] = store.search_batch(ZHANG, [Search(embedder.embed(["吃点心"])[0], 10, None,
+                                               cues=True, exclude_expired=False)], NOW)  # fmt: skip
+    assert [(h.memory.key, h.cue) for h in hits] == [(nuts.key, "花生酱")]
+
+
+def test_a_cue_point_of_one_memory_as_written_before_is_read_and_replaced() -> None:
+    """Stores written before one point per cue text hold one id and one text per point."""
+    memory = Memory(text="我恐高", person=ZHANG, cls=MemoryClass.SAFETY)
+    old = {"person": "zhang~cues", "cue_of": memory.key, "cue_for": "我恐高", "cue": "爬山"}
+    [hit] = cue_hits(ZHANG, old, 0.8)
+    assert (hit.memory.key, hit.memory.text, hit.cue) == (memory.key, "我恐高", "爬山")
+    changes = cue_changes(ZHANG, [("old-id", old)], [memory.key], memory, ["爬山"], [[0.1]])
+    assert changes.deletes == ["old-id"] and changes.repoint == []
+    [(key, _, payload)] = changes.upserts
+    assert payload["cue_of"] == [memory.key] and payload["cue_for"] == ["我恐高"]
+    assert key == schema.cue_id(ZHANG, "爬山") != "old-id"

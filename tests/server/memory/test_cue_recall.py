@@ -65,3 +65,21 @@ async def test_a_question_about_the_world_is_no_situation_for_a_cue(
     assert asked.block == "" and asked.safety == []
     plan = await read_path.recall(ZHANG, "周末去长城")
     assert [r.why for r in plan.safety if r.memory.text == HEIGHTS] == ["cue"]
+
+
+async def test_a_cue_made_for_several_memories_brings_each_up_to_the_limit(
+    store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """One point per cue text: 「坐缆车」 made for two of the speaker's constraints brings both
+    (Hearth's own lookup off, so only cues bring them); ``cue_limit`` caps the memories cues
+    bring, not the points."""
+    question = "我想坐缆车"
+    claustro = _with_cues(store, embedder, "我有幽闭恐惧症，不坐电梯", "我", ["坐缆车", "钻山洞"])
+    _with_cues(store, embedder, HEIGHTS, "我", ["坐缆车", "玻璃栈道"])
+    settings = load_settings().memory.model_copy(update={"safety_lookup_limit": 0})
+    both = await ReadPath(embedder, store, settings).recall(ZHANG, question)
+    cued = {r.memory.text: r.cue for r in both.safety if r.why == "cue"}
+    assert cued == {claustro.text: "坐缆车", HEIGHTS: "坐缆车"}
+    one = ReadPath(embedder, store, settings.model_copy(update={"cue_limit": 1}))
+    capped = await one.recall(ZHANG, question)
+    assert len([r for r in capped.safety if r.why == "cue"]) == 1
