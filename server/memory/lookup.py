@@ -101,11 +101,13 @@ class Scope:
     everyone: bool  # nobody in particular, or all of us: the whole household
 
     def covers(self, question: str, memory: Memory) -> bool:
+        if self.me and memory.subject in entities.SELF_WORDS:
+            return True  # the speaker's own, whatever it mentions (「我对猫毛过敏」: 猫)
         about = [
             w for w in (memory.subject, *memory.entities) if w and w not in entities.SELF_WORDS
         ]
-        if not about:  # about the speaker (subject 我), or about no one in particular
-            return self.me or memory.subject not in entities.SELF_WORDS
+        if not about:  # about no one in particular (the speaker's own: above)
+            return memory.subject not in entities.SELF_WORDS
         if self.everyone or entities.mentions(question, memory.subject, memory.entities):
             return True  # the request names them (小橙子, 年糕), or names nobody
         return any(word in self.relations for word in about)

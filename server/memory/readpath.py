@@ -491,8 +491,6 @@ def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: 
     names nobody or all of us), or about one of the ``concerned`` names."""
     if memory.cls is not MemoryClass.SAFETY or scope.covers(question, memory):
         return True
-    if scope.me and memory.subject in entities.SELF_WORDS:
-        return True  # the speaker's own, whatever it mentions (「我对猫毛过敏」: 猫)
     return any(word in concerned for word in _who(memory))
 
 

@@ -77,6 +77,17 @@ def test_a_name_in_the_request_reaches_that_persons_constraint_in_a_relation_sco
     assert not scope.covers("给我爸和小橙子各买一杯奶茶", CONSTRAINTS[0])
 
 
+def test_the_speakers_own_constraint_is_theirs_whatever_it_mentions() -> None:
+    """「我对猫毛过敏」 mentions the cat: still the speaker's, for any request the speaker is in
+    (with the daughter, at a pet shop); not for a request only for her."""
+    cat_hair = _constraint("我对猫毛过敏", "我", ("猫",))
+    together = "我和女儿周末去宠物店玩"
+    assert scope_of(together).covers(together, cat_hair)
+    assert in_scope(together, [cat_hair, CONSTRAINTS[0]], 4) == [cat_hair]
+    for_her = "给我女儿买只小兔子"
+    assert not scope_of(for_her).covers(for_her, cat_hair)
+
+
 async def test_a_request_the_model_might_not_check_gets_the_constraint_anyway(
     read_path: ReadPath,
 ) -> None:
