@@ -7,20 +7,31 @@ talks to the running server here when it is up. Bearer token: ``data_dir/secrets
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import time
 from collections.abc import Awaitable, Callable
 
 from redis.asyncio import Redis
+from redis.exceptions import RedisError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from memory.identity import IdentityError, person_id
-from memory.importer import LineError, import_memories, parse_lines
-from memory.schema import CUED_CLASSES
+from memory.importer import LineError, MemoryLine, import_memories, parse_lines
+from memory.locks import PersonBusyError, holding_person
+from memory.schema import CUED_CLASSES, Memory, PersonId
 from memory.store import store_call
-from memory.writes import NoTagging, TagRequests, mark_for_cues, mark_for_tagging, request_tags
+from memory.writes import (
+    LOCK_WAIT_S,
+    NoTagging,
+    TagRequests,
+    mark_for_cues,
+    mark_for_tagging,
+    request_tags,
+)
 from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
@@ -40,6 +51,17 @@ def _guarded(token: str, handler: Handler) -> Handler:
         return await handler(request)
 
     return guarded
+
+
+async def _import_locked(
+    memory: MemoryEngine, redis: Redis | None, lines: list[MemoryLine], who: PersonId
+) -> list[Memory]:
+    """An import under the person's write lock (what a write job holds: the cue points it
+    shares with them are read and written back), off the event loop."""
+    async with contextlib.AsyncExitStack() as stack:
+        if redis is not None:
+            await stack.enter_async_context(holding_person(redis, who, LOCK_WAIT_S))
+        return await asyncio.to_thread(import_memories, lines, who, memory.embedder, memory.store)
 
 
 def admin_routes(
@@ -79,7 +101,15 @@ def admin_routes(
             who = person_id(person)
         except IdentityError as exc:
             return JSONResponse({"error": exc.message}, 400)
-        stored = import_memories(lines, who, memory.embedder, memory.store)
+        try:
+            stored = await _import_locked(memory, redis, lines, who)
+        except RedisError as exc:
+            return JSONResponse(
+                {"error": f"Redis is unreachable ({exc!r:.120}): an import takes the person's "
+                          "write lock there first; nothing was imported"}, 503
+            )  # fmt: skip
+        except PersonBusyError as exc:
+            return JSONResponse({"error": f"{exc}; nothing was imported, try again"}, 409)
         pending = [m.key for m in stored if m.tags_pending]
         # lines with a constraint or preference class and no cues: the worker makes them
         given = {line.text.strip() for line in lines if line.cues}
