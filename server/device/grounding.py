@@ -406,18 +406,81 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
 def _unheld_allergies(sentence: str, grounds: Grounds) -> list[str]:
     """The items ``sentence`` says someone is allergic to that no line of ``grounds`` says an
     allergy of: 「老婆对向日葵过敏」 joins her favourite flower to an allergy of another line —
-    each word is held, the claim is not."""
+    each word is held, the claim is not; nor is 「豆豆对花生过敏」 when the peanut allergy is
+    小橙子's."""
+    return unheld_allergies(sentence, (grounds.question, *grounds.texts))
+
+
+# a clause that claims nothing of anyone: a condition, a guess, people in general, a question
+_NO_CLAIM = re.compile(
+    r"如果|要是|假如|假设|万一|若是|可能|也许|是否|有没有|有些|有的|很多|一些|不少|部分"
+)
+_CLAUSE = re.compile(r"[，。,；;！!？?：:]")
+# relation words that stand for any member of their kind: a line about 孩子 may be 女儿's
+_ANY_MEMBER = frozenset({"孩子", "宝宝", "宠物"})
+
+
+def unheld_allergies(
+    sentence: str, lines: Sequence[str], constraints: Sequence[str] = ()
+) -> list[str]:
+    """The items ``sentence`` claims someone is allergic to (「X对Y过敏」) that memory does not
+    hold: no line with 过敏 (or, given ``constraints``, no constraint line) names the item — or
+    every line that does is about someone else than the household member the claim names
+    (a name or relation word; a name reaches its relation through a line introducing it:
+    「女儿叫小橙子」). ``lines``: the question and what memory holds. A condition, a guess,
+    people in general or a question claim nothing (「如果你对花粉过敏…」)."""
     claims = list(_ALLERGY_CLAIM.finditer(sentence))
-    if not claims:
+    if not claims or sentence.rstrip().endswith(("？", "?")):
         return []
-    lines = [line for line in (grounds.question, *grounds.texts) if "过敏" in line]
-    unheld = []
+    holding = [line for line in lines if "过敏" in line] + list(constraints)
+    names = entities.household_names(lines)
+    links = _household_links(lines, names)
+    unheld: list[str] = []
     for claim in claims:
+        clause = _CLAUSE.split(sentence[: claim.start()])[-1]
+        if _NO_CLAIM.search(clause):
+            continue
+        who = _members(clause, names)
+        whose = {w for member in who for w in links.get(member, {member})}
         for pair in jieba.posseg.lcut(claim.group(1)):
             word = pair.word.strip()
-            if _specific(word, pair.flag) and not any(word in line for line in lines):
+            if not _specific(word, pair.flag) or word in unheld:
+                continue
+            held = [line for line in holding if word in line]
+            if not held or (who and not any(_theirs(line, whose, names) for line in held)):
                 unheld.append(word)
     return unheld
+
+
+def _members(text: str, names: Sequence[str]) -> set[str]:
+    """The household members a text names: relation words (one spelling each) and names; '*'
+    for the whole family (「家里」)."""
+    if any(word in text for word in entities.FAMILY_WORDS):
+        return {"*"}
+    found = {entities.canonical(word) for word in entities.relations_in(text)}
+    return found | {name for name in names if name in text}
+
+
+def _household_links(lines: Sequence[str], names: Sequence[str]) -> dict[str, set[str]]:
+    """Each member → every word the household uses for them (「女儿叫小橙子」「小橙子小名叫橙橙」:
+    女儿, 小橙子, 橙橙), joined through the lines that introduce a name."""
+    links: dict[str, set[str]] = {}
+    for line in lines:
+        if not entities.names_in(line):
+            continue
+        group = _members(line, names) - {"*"}
+        for member in list(group):
+            group |= links.get(member, set())
+        for member in group:
+            links[member] = group
+    return links
+
+
+def _theirs(line: str, whose: set[str], names: Sequence[str]) -> bool:
+    """Could ``line`` be about one of ``whose``? Yes when it names nobody in particular (the
+    speaker's own, or no one), the whole family, or any member of a kind."""
+    members = _members(line, names)
+    return not members or "*" in members or bool(members & _ANY_MEMBER) or bool(members & whose)
 
 
 _CONTINUES = re.compile(r"\s*(但是|但|不过|可是|只是|而且|并且|所以|因此|因为|还有)")

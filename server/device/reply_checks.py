@@ -39,6 +39,7 @@ from server.device.grounding import (
     continues,
     dont_know,
     states_something,
+    unheld_allergies,
     unsupported,
 )
 from server.device.machinery import machinery_in, without_ids, without_markup
@@ -56,6 +57,10 @@ class ReplyChecks:
     replaced: list[dict[str, Any]]
     tools_ran: Callable[[], list[str]]
     grounds: Grounds | None = None  # a fact question: what the reply may state
+    # any other turn with memory injected: the question and the injected lines, the
+    # constraints among them (an allergy the reply claims must be one memory holds)
+    held: tuple[str, ...] = ()
+    held_constraints: tuple[str, ...] = ()
     opening: str = ""  # the reply's first segment (how it began: 「好的，」…)
     claim_replaced: bool = False  # a claimed act was replaced by the honest sentence
     fact_dropped: bool = False  # a sentence stating a fact memory lacks was not spoken
@@ -111,6 +116,21 @@ class ReplyChecks:
             return honest
         if honest is not None and self.fact_dropped and not self.stated:
             return honest
+        return None
+
+    def _unheld_allergy(self, text: str) -> str | None:
+        """``text`` unless, on a turn memory was injected into, it claims an allergy memory
+        does not hold, or holds of someone else (the local model: 「妈妈对荔枝过敏」 to a gift
+        of lychees, 「爷爷对花生过敏」 from 小橙子's line)."""
+        if len(self.held) < 2:  # nothing injected but the question
+            return text
+        missing = unheld_allergies(text, self.held, self.held_constraints)
+        if not missing:
+            return text
+        log.warning("turn.unheld_allergy_dropped", said=text, unsupported=missing)
+        metrics.INVENTED_FACTS_REPLACED.inc()
+        self._drop(text, f"an allergy memory does not hold: {missing}")
+        self.dropped_last = True
         return None
 
     def _acted(self) -> bool:
@@ -187,8 +207,10 @@ class ReplyChecks:
         ends with "I don't know" if nothing it stated held). Not checked after a tool ran (its
         result may be the answer)."""
         grounds = self.grounds
-        if grounds is None or dont_know(self.language) is None or self.tools_ran():
+        if dont_know(self.language) is None or self.tools_ran():
             return text
+        if grounds is None:
+            return self._unheld_allergy(text)
         if grounds.lacking and not self.admitted:
             # memory holds no answer: nothing is said before "I don't know" (a small model
             # answers 「班主任姓王」 from the piano teacher's line)

@@ -276,6 +276,11 @@ class Turn:
         if self.context.trace.grounds is not None:  # what the person said this session counts
             said = [str(m["content"]) for m in history if m["role"] == "user"]
             self.checks.grounds = self.context.trace.grounds.with_said(said)
+        groups = (self.context.trace.memory or {}).get("groups") or {}
+        safety = tuple(str(m["text"]) for m in groups.get("safety", []))
+        related = tuple(str(m["text"]) for m in groups.get("related", []))
+        self.checks.held = (text, *safety, *related) if safety or related else ()
+        self.checks.held_constraints = safety
         self.timing.mark("prompt_ready", self.services.clock())
         # the constraints the request names, said first in memory's words (server.memory.applies)
         reminder = reminder_sentence(self.context.trace.remind, self.services.language)

@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from server.device.grounding import Grounds, asks_for_a_fact, memory_lacks, unsupported, warm
+from server.device.grounding import (
+    Grounds,
+    asks_for_a_fact,
+    memory_lacks,
+    unheld_allergies,
+    unsupported,
+    warm,
+)
 
 WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二号", "老婆喜欢看悬疑小说"))
 
@@ -69,6 +76,36 @@ def test_an_allergy_is_held_only_of_what_memory_says_it_of() -> None:
     assert unsupported("她最喜欢向日葵。", wife) == []
     for held in ("你老婆对海鲜过敏。", "她对虾过敏。", "她对海鲜和虾过敏。"):
         assert unsupported(held, wife) == [], held
+
+
+HOUSEHOLD = (
+    "给豆豆买点狗零食",
+    "小橙子对花生过敏",
+    "女儿对芒果过敏，吃了嘴巴会肿",
+    "女儿叫小橙子，今年五岁",
+    "小橙子小名叫橙橙",
+    "我们家的狗叫豆豆，是一只柯基",
+    "我对青霉素过敏",
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "unheld"),
+    [
+        ("豆豆对花生过敏。", ["花生"]),  # the peanut allergy is 小橙子's (the local model)
+        ("爷爷对花生过敏。", ["花生"]),
+        ("妈妈对荔枝过敏。", ["荔枝"]),  # no line holds it at all
+        ("小橙子对花生过敏。", []),
+        ("橙橙对芒果过敏，别买。", []),  # 橙橙 → 小橙子 → 女儿, through the lines naming them
+        ("你对青霉素过敏。", []),  # the speaker's own line names no one else
+        ("豆豆对葡萄过敏。", []),  # a constraint of the dog's holds the item
+        ("如果你对花粉过敏，记得戴口罩。", []),  # a condition claims nothing
+        ("有些狗对鸡肉过敏。", []),  # nor does a kind in general
+        ("你对花粉过敏吗？", []),  # nor a question
+    ],
+)
+def test_an_allergy_is_held_only_of_whom_memory_says_it_of(said: str, unheld: list[str]) -> None:
+    assert unheld_allergies(said, HOUSEHOLD, ("狗狗不能吃葡萄和巧克力",)) == unheld
 
 
 def test_a_placeholder_is_no_answer() -> None:

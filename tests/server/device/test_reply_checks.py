@@ -76,3 +76,17 @@ def test_after_hearths_reminder_the_models_own_is_not_said_again() -> None:
 def test_without_hearths_reminder_the_models_is_spoken() -> None:
     checks = _checks()
     assert checks.check("提醒一下，爸爸有痛风。") == ["提醒一下，爸爸有痛风。"]
+
+
+def test_on_a_request_an_allergy_memory_does_not_hold_is_not_said() -> None:
+    """Not only fact questions: the local model told a gift of lychees 「妈妈对荔枝过敏」 with
+    her diabetes in the block. With nothing injected, nothing is judged."""
+    checks = _checks()
+    checks.held = ("过年给我妈买一箱荔枝", "妈妈有糖尿病，甜的要少吃")
+    checks.held_constraints = ("妈妈有糖尿病，甜的要少吃",)
+    assert checks.check("妈妈对荔枝过敏，不能吃。") == []
+    assert checks.check("荔枝很甜，妈妈有糖尿病要少吃。") == ["荔枝很甜，妈妈有糖尿病要少吃。"]
+    assert [r["why"] for r in checks.replaced] == ["an allergy memory does not hold: ['荔枝']"]
+    assert checks.closing() is None
+    nothing = _checks()
+    assert nothing.check("妈妈对荔枝过敏。") == ["妈妈对荔枝过敏。"]
