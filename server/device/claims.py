@@ -163,6 +163,14 @@ def reminds(sentence: str) -> bool:
     return _REMINDS.match(sentence) is not None
 
 
+_OPENER_ONLY = re.compile(r"^\s*(提醒(一下|你)?|温馨提示|注意)[，,：:！!]?\s*$")
+
+
+def opens_reminder_only(sentence: str) -> bool:
+    """「提醒一下，」 alone: the splitter's first cut, before what it reminds of."""
+    return _OPENER_ONLY.match(sentence) is not None
+
+
 def apologises_only(sentence: str) -> bool:
     """「抱歉，」 alone: a fine start for 「这个我这里做不到」."""
     return _SORRY_ONLY.match(sentence) is not None

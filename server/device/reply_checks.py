@@ -27,6 +27,7 @@ from server.device.claims import (
     claims_action,
     declined_note,
     honest_sentence,
+    opens_reminder_only,
     reminds,
     repeats_reminder,
     requested_act,
@@ -72,6 +73,7 @@ class ReplyChecks:
     reminded: bool = False  # Hearth said the constraints the request names, first
     repeating: bool = False  # inside a reminder of the model's own (its first clause dropped)
     repeats: int = 0  # segments not spoken because they repeated Hearth's reminder
+    opener: str = ""  # 「提醒一下，」 held back until what it reminds of is spoken
 
     def declined(
         self, text: str, functions: list[dict[str, Any]], memory: dict[str, Any] | None
@@ -95,6 +97,10 @@ class ReplyChecks:
         """What to say for one sentence of the reply: nothing, it, or the honest sentence
         before it."""
         self.opening = self.opening or sentence
+        if self.held and not self.reminded and not self.opener and opens_reminder_only(sentence):
+            self.opener = sentence  # said with what follows, or not at all if that is dropped
+            return []
+        opener, self.opener = self.opener, ""
         spoken = self._unmachined(sentence)
         spoken = None if spoken is None else self._repeated(spoken)
         spoken = None if spoken is None else self._claimed(spoken)
@@ -102,7 +108,7 @@ class ReplyChecks:
         if spoken is not None and self.declining:
             spoken, before = self._decline(spoken)
         spoken = None if spoken is None else self._invented(spoken)
-        return before + ([spoken] if spoken is not None else [])
+        return before + ([s for s in (opener, spoken) if s] if spoken is not None else [])
 
     def closing(self) -> str | None:
         """What the turn must still say when the model is done: that it cannot (it never said

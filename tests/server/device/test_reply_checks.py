@@ -90,3 +90,20 @@ def test_on_a_request_an_allergy_memory_does_not_hold_is_not_said() -> None:
     assert checks.closing() is None
     nothing = _checks()
     assert nothing.check("妈妈对荔枝过敏。") == ["妈妈对荔枝过敏。"]
+
+
+def test_a_reminder_opener_is_said_with_what_it_reminds_of_or_not_at_all() -> None:
+    """The splitter cuts 「提醒一下，」 first; said alone before a dropped claim it would dangle."""
+    checks = _checks()
+    checks.held = ("过年给我妈买一箱荔枝", "妈妈有糖尿病，甜的要少吃")
+    checks.held_constraints = ("妈妈有糖尿病，甜的要少吃",)
+    assert checks.check("提醒一下，") == []
+    assert checks.check("妈妈对荔枝过敏。") == []  # dropped, and its opener with it
+    assert checks.check("提醒一下，") == []
+    assert checks.check("妈妈有糖尿病，甜的要少吃。") == [
+        "提醒一下，",
+        "妈妈有糖尿病，甜的要少吃。",
+    ]
+    assert checks.closing() is None
+    plain = _checks()  # no memory injected: nothing to hold it for
+    assert plain.check("提醒一下，") == ["提醒一下，"]
