@@ -28,12 +28,12 @@ from memory.store import (
     Page,
     Search,
     backfill_patches,
-    cue_changes,
     hits_of,
     lexical_hits,
     memories_of,
     owned_by,
     page_of,
+    read_cue_changes,
 )
 
 log = structlog.get_logger(__name__)
@@ -290,26 +290,14 @@ class QdrantMemoryStore:
     ) -> None:
         """Read the cue points the change touches, write what it makes (the caller holds the
         person's write lock, as every write does)."""
-        touched: dict[str, dict[str, Any]] = {}
-        offset: Any = None
-        while True:
-            records, offset = self.client.scroll(
-                self.collection,
-                self._cues_of(person, leaving),
-                limit=256,
-                offset=offset,
-                with_payload=True,
-            )
-            touched.update((str(r.id), r.payload or {}) for r in records)
-            if offset is None:
-                break
-        tenant = schema.cue_tenant(person)
-        wanted: list[models.ExtendedPointId] = [schema.cue_id(person, cue) for cue in cues]
-        if memory is not None and wanted:
-            for record in self.client.retrieve(self.collection, wanted, with_payload=True):
-                if (record.payload or {}).get(schema.PERSON) == tenant:
-                    touched[str(record.id)] = record.payload or {}
-        changes = cue_changes(person, touched.items(), leaving, memory, cues, vectors)
+        where = self._cues_of(person, leaving)
+        changes = read_cue_changes(
+            person, leaving, memory, cues, vectors,
+            scroll=lambda offset: self.client.scroll(
+                self.collection, where, limit=256, offset=offset, with_payload=True
+            ),
+            retrieve=lambda ids: self.client.retrieve(self.collection, ids, with_payload=True),
+        )  # fmt: skip
         if changes.deletes:
             gone: list[models.ExtendedPointId] = list(changes.deletes)
             self.client.delete(self.collection, points_selector=gone)

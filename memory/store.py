@@ -117,6 +117,32 @@ def cue_changes(
     return CueChanges(upserts, repoint, deletes)
 
 
+def read_cue_changes(
+    person: PersonId,
+    leaving: list[MemoryId],
+    memory: Memory | None,
+    cues: list[str],
+    vectors: list[list[float]],
+    scroll: Callable[[Any], tuple[list[Any], Any]],
+    retrieve: Callable[[list[str]], list[Any]],
+) -> CueChanges:
+    """``cue_changes`` for either engine: ``scroll(offset)`` pages through the person's cue
+    points that point at a leaving memory, ``retrieve(ids)`` reads the points of the new texts."""
+    touched: dict[str, dict[str, Any]] = {}
+    offset: Any = None
+    while True:
+        points, offset = scroll(offset)
+        touched.update((str(p.id), p.payload or {}) for p in points)
+        if offset is None:
+            break
+    tenant = schema.cue_tenant(person)
+    wanted = [schema.cue_id(person, cue) for cue in cues]
+    for point in retrieve(wanted) if memory is not None and wanted else ():
+        if (point.payload or {}).get(schema.PERSON) == tenant:
+            touched[str(point.id)] = point.payload or {}
+    return cue_changes(person, touched.items(), leaving, memory, cues, vectors)
+
+
 def hits_of(person: PersonId, search: Search, points: Iterable[Any]) -> list[Hit]:
     """Scored engine points of one vector search → hits."""
     if search.cues:
@@ -537,23 +563,14 @@ class EdgeMemoryStore:
         vectors: list[list[float]],
     ) -> None:
         """Under ``_write``: read the cue points the change touches, write what it makes."""
-        touched: dict[str, dict[str, Any]] = {}
-        offset: Any = None
-        while True:
-            request = qe.ScrollRequest(
-                offset=offset, limit=256, filter=self._cues_of(person, leaving), with_payload=True
-            )
-            points, offset = self._shard.scroll(request)
-            touched.update((str(p.id), p.payload or {}) for p in points)
-            if offset is None:
-                break
-        tenant = schema.cue_tenant(person)
-        wanted: list[int | uuid.UUID | str] = [schema.cue_id(person, cue) for cue in cues]
-        if memory is not None and wanted:
-            for point in self._shard.retrieve(wanted, True, False):
-                if (point.payload or {}).get(schema.PERSON) == tenant:
-                    touched[str(point.id)] = point.payload or {}
-        changes = cue_changes(person, touched.items(), leaving, memory, cues, vectors)
+        where = self._cues_of(person, leaving)
+        changes = read_cue_changes(
+            person, leaving, memory, cues, vectors,
+            scroll=lambda offset: self._shard.scroll(
+                qe.ScrollRequest(offset=offset, limit=256, filter=where, with_payload=True)
+            ),
+            retrieve=lambda ids: self._shard.retrieve(list(ids), True, False),
+        )  # fmt: skip
         if changes.deletes:
             gone: list[int | uuid.UUID | str] = list(changes.deletes)
             self._shard.update(qe.UpdateOperation.delete_points(gone))
