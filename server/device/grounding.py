@@ -452,6 +452,22 @@ def unheld_allergies(
     return unheld
 
 
+def constraints_of_claimed(
+    sentence: str, lines: Sequence[str], constraints: Sequence[str]
+) -> list[str]:
+    """The ``constraints`` about whoever ``sentence``'s allergy claims name (by name or relation,
+    as ``lines`` introduce them): what memory says of them, to say instead of a claim it does
+    not hold (「妈妈对荔枝过敏」 → 「妈妈有糖尿病，甜的要少吃」)."""
+    names = entities.household_names(lines)
+    links = _household_links(lines, names)
+    found: list[str] = []
+    for claim in _ALLERGY_CLAIM.finditer(sentence):
+        who = _members(_CLAUSE.split(sentence[: claim.start()])[-1], names) - {"*"}
+        whose = {w for member in who for w in links.get(member, {member})}
+        found += [c for c in constraints if c not in found and _members(c, names) & whose]
+    return found
+
+
 def _members(text: str, names: Sequence[str]) -> set[str]:
     """The household members a text names: relation words (one spelling each) and names; '*'
     for the whole family (「家里」)."""

@@ -13,7 +13,7 @@ what the turn must still say when the model is done.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -22,6 +22,7 @@ from providers.tts import speakable
 from server import metrics
 from server.device.claims import (
     LOOKUP_TOOLS,
+    REMINDER,
     acknowledges_only,
     apologises_only,
     claims_action,
@@ -37,6 +38,7 @@ from server.device.claims import (
 from server.device.grounding import (
     Grounds,
     admits,
+    constraints_of_claimed,
     continues,
     dont_know,
     states_something,
@@ -74,6 +76,7 @@ class ReplyChecks:
     repeating: bool = False  # inside a reminder of the model's own (its first clause dropped)
     repeats: int = 0  # segments not spoken because they repeated Hearth's reminder
     opener: str = ""  # 「提醒一下，」 held back until what it reminds of is spoken
+    said_instead: list[str] = field(default_factory=list)  # constraints said for a dropped claim
 
     def declined(
         self, text: str, functions: list[dict[str, Any]], memory: dict[str, Any] | None
@@ -100,7 +103,6 @@ class ReplyChecks:
         if self.held and not self.reminded and not self.opener and opens_reminder_only(sentence):
             self.opener = sentence  # said with what follows, or not at all if that is dropped
             return []
-        opener, self.opener = self.opener, ""
         spoken = self._unmachined(sentence)
         spoken = None if spoken is None else self._repeated(spoken)
         spoken = None if spoken is None else self._claimed(spoken)
@@ -108,6 +110,7 @@ class ReplyChecks:
         if spoken is not None and self.declining:
             spoken, before = self._decline(spoken)
         spoken = None if spoken is None else self._invented(spoken)
+        opener, self.opener = self.opener, ""
         return before + ([s for s in (opener, spoken) if s] if spoken is not None else [])
 
     def closing(self) -> str | None:
@@ -137,7 +140,19 @@ class ReplyChecks:
         metrics.INVENTED_FACTS_REPLACED.inc()
         self._drop(text, f"an allergy memory does not hold: {missing}")
         self.dropped_last = True
-        return None
+        # what memory does say of them, in its words, once (「妈妈有糖尿病，甜的要少吃」)
+        instead = [
+            line
+            for line in constraints_of_claimed(text, self.held, self.held_constraints)
+            if line not in self.said_instead
+        ]
+        opening = "" if self.opener else REMINDER.get(self.language.split("-")[0])
+        if not instead or opening is None:
+            return None
+        self.said_instead += instead
+        self.dropped_last = False
+        said = "；".join(line.rstrip("。！!.").replace("我", "你") for line in instead)
+        return f"{opening}{said}。"
 
     def _acted(self) -> bool:
         """Did a tool that acts (not a lookup) run in this turn?"""

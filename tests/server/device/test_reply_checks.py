@@ -82,14 +82,35 @@ def test_on_a_request_an_allergy_memory_does_not_hold_is_not_said() -> None:
     """Not only fact questions: the local model told a gift of lychees 「妈妈对荔枝过敏」 with
     her diabetes in the block. With nothing injected, nothing is judged."""
     checks = _checks()
-    checks.held = ("过年给我妈买一箱荔枝", "妈妈有糖尿病，甜的要少吃")
+    checks.held = ("过年给我爷爷买一箱荔枝", "妈妈有糖尿病，甜的要少吃")
     checks.held_constraints = ("妈妈有糖尿病，甜的要少吃",)
-    assert checks.check("妈妈对荔枝过敏，不能吃。") == []
-    assert checks.check("荔枝很甜，妈妈有糖尿病要少吃。") == ["荔枝很甜，妈妈有糖尿病要少吃。"]
+    assert checks.check("爷爷对荔枝过敏，不能吃。") == []  # memory holds nothing of him
+    assert checks.check("荔枝很甜，少吃一点。") == ["荔枝很甜，少吃一点。"]
     assert [r["why"] for r in checks.replaced] == ["an allergy memory does not hold: ['荔枝']"]
     assert checks.closing() is None
     nothing = _checks()
     assert nothing.check("妈妈对荔枝过敏。") == ["妈妈对荔枝过敏。"]
+
+
+def test_instead_of_a_claim_memory_does_not_hold_what_it_says_of_them() -> None:
+    """Of someone memory holds constraints of: those, in memory's words, once."""
+    checks = _checks()
+    checks.held = (
+        "过年给我妈买一箱荔枝",
+        "妈妈有糖尿病，甜的要少吃",
+        "妈妈每天早上吃降压药，不能和西柚一起吃",
+        "我对青霉素过敏",
+    )
+    checks.held_constraints = checks.held[1:]
+    said = "提醒一下：妈妈有糖尿病，甜的要少吃；妈妈每天早上吃降压药，不能和西柚一起吃。"
+    assert checks.check("妈妈对荔枝过敏，不能吃。") == [said]
+    assert checks.check("提醒一下，") == []
+    assert checks.check("妈妈对芒果过敏。") == []  # said already: dropped only
+    assert checks.closing() is None
+    opened = _checks()
+    opened.held, opened.held_constraints = checks.held, checks.held_constraints
+    assert opened.check("提醒一下，") == []
+    assert opened.check("妈妈对荔枝过敏。") == ["提醒一下，", said.removeprefix("提醒一下：")]
 
 
 def test_a_reminder_opener_is_said_with_what_it_reminds_of_or_not_at_all() -> None:
@@ -98,7 +119,7 @@ def test_a_reminder_opener_is_said_with_what_it_reminds_of_or_not_at_all() -> No
     checks.held = ("过年给我妈买一箱荔枝", "妈妈有糖尿病，甜的要少吃")
     checks.held_constraints = ("妈妈有糖尿病，甜的要少吃",)
     assert checks.check("提醒一下，") == []
-    assert checks.check("妈妈对荔枝过敏。") == []  # dropped, and its opener with it
+    assert checks.check("爷爷对荔枝过敏。") == []  # dropped, and its opener with it
     assert checks.check("提醒一下，") == []
     assert checks.check("妈妈有糖尿病，甜的要少吃。") == [
         "提醒一下，",
