@@ -26,7 +26,7 @@ Only Chinese is checked (the device language of the defaults); other languages p
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -400,15 +400,10 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
             word += unit if len(unit) == 1 and _WORDLIKE.match(unit) else ""
         if _normal(word) not in normal:
             missing.append(word)
-    return missing + [word for word in _unheld_allergies(sentence, grounds) if word not in missing]
-
-
-def _unheld_allergies(sentence: str, grounds: Grounds) -> list[str]:
-    """The items ``sentence`` says someone is allergic to that no line of ``grounds`` says an
-    allergy of: 「老婆对向日葵过敏」 joins her favourite flower to an allergy of another line —
-    each word is held, the claim is not; nor is 「豆豆对花生过敏」 when the peanut allergy is
-    小橙子's."""
-    return unheld_allergies(sentence, (grounds.question, *grounds.texts))
+    # each word held, the claim not: 「老婆对向日葵过敏」 joins her favourite flower to an
+    # allergy of another line
+    unheld = unheld_allergies(sentence, (grounds.question, *grounds.texts))
+    return missing + [word for word in unheld if word not in missing]
 
 
 # a clause that claims nothing of anyone: a condition, a guess, people in general, a question
@@ -420,6 +415,54 @@ _CLAUSE = re.compile(r"[，。,；;！!？?：:]")
 _ANY_MEMBER = frozenset({"孩子", "宝宝", "宠物"})
 
 
+@dataclass(frozen=True)
+class _Household:
+    """Who memory's lines name: the names they introduce, and for each member every word the
+    household uses for them (「女儿叫小橙子」「小橙子小名叫橙橙」: 女儿, 小橙子, 橙橙), joined
+    through the lines that introduce a name."""
+
+    names: tuple[str, ...]
+    links: dict[str, set[str]]
+
+    @classmethod
+    def of(cls, lines: Sequence[str]) -> _Household:
+        household = cls(tuple(entities.household_names(lines)), {})
+        for line in lines:
+            if not entities.names_in(line):
+                continue
+            group = household.members(line) - {"*"}
+            for member in list(group):
+                group |= household.links.get(member, set())
+            for member in group:
+                household.links[member] = group
+        return household
+
+    def members(self, text: str) -> set[str]:
+        """The household members a text names: relation words (one spelling each) and names;
+        '*' for the whole family (「家里」)."""
+        if any(word in text for word in entities.FAMILY_WORDS):
+            return {"*"}
+        found = {entities.canonical(word) for word in entities.relations_in(text)}
+        return found | {name for name in self.names if name in text}
+
+    def claims(self, sentence: str) -> Iterator[tuple[re.Match[str], set[str]]]:
+        """Each allergy claim of ``sentence`` (「X对Y过敏」; not a condition, a guess, people in
+        general) with every word for the members X names ('*': the whole family; empty: it
+        names none memory knows)."""
+        for claim in _ALLERGY_CLAIM.finditer(sentence):
+            clause = _CLAUSE.split(sentence[: claim.start()])[-1]
+            if _NO_CLAIM.search(clause):
+                continue
+            who = self.members(clause)
+            yield claim, {word for member in who for word in self.links.get(member, {member})}
+
+    def theirs(self, line: str, whose: set[str]) -> bool:
+        """Could ``line`` be about one of ``whose``? Yes when it names nobody in particular (the
+        speaker's own, or no one), the whole family, or any member of a kind."""
+        members = self.members(line)
+        return not members or "*" in members or bool(members & (_ANY_MEMBER | whose))
+
+
 def unheld_allergies(
     sentence: str, lines: Sequence[str], constraints: Sequence[str] = ()
 ) -> list[str]:
@@ -427,27 +470,21 @@ def unheld_allergies(
     hold: no line with 过敏 (or, given ``constraints``, no constraint line) names the item — or
     every line that does is about someone else than the household member the claim names
     (a name or relation word; a name reaches its relation through a line introducing it:
-    「女儿叫小橙子」). ``lines``: the question and what memory holds. A condition, a guess,
-    people in general or a question claim nothing (「如果你对花粉过敏…」)."""
-    claims = list(_ALLERGY_CLAIM.finditer(sentence))
-    if not claims or sentence.rstrip().endswith(("？", "?")):
+    「女儿叫小橙子」; 「豆豆对花生过敏」 when the peanut allergy is 小橙子's). ``lines``: the
+    question and what memory holds. A condition, a guess, people in general or a question
+    claim nothing (「如果你对花粉过敏…」)."""
+    if _ALLERGY_CLAIM.search(sentence) is None or sentence.rstrip().endswith(("？", "?")):
         return []
     holding = [line for line in lines if "过敏" in line] + list(constraints)
-    names = entities.household_names(lines)
-    links = _household_links(lines, names)
+    household = _Household.of(lines)
     unheld: list[str] = []
-    for claim in claims:
-        clause = _CLAUSE.split(sentence[: claim.start()])[-1]
-        if _NO_CLAIM.search(clause):
-            continue
-        who = _members(clause, names)
-        whose = {w for member in who for w in links.get(member, {member})}
+    for claim, whose in household.claims(sentence):
         for pair in jieba.posseg.lcut(claim.group(1)):
             word = pair.word.strip()
             if not _specific(word, pair.flag) or word in unheld:
                 continue
             held = [line for line in holding if word in line]
-            if not held or (who and not any(_theirs(line, whose, names) for line in held)):
+            if not held or (whose and not any(household.theirs(line, whose) for line in held)):
                 unheld.append(word)
     return unheld
 
@@ -458,45 +495,12 @@ def constraints_of_claimed(
     """The ``constraints`` about whoever ``sentence``'s allergy claims name (by name or relation,
     as ``lines`` introduce them): what memory says of them, to say instead of a claim it does
     not hold (「妈妈对荔枝过敏」 → 「妈妈有糖尿病，甜的要少吃」)."""
-    names = entities.household_names(lines)
-    links = _household_links(lines, names)
+    household = _Household.of(lines)
     found: list[str] = []
-    for claim in _ALLERGY_CLAIM.finditer(sentence):
-        who = _members(_CLAUSE.split(sentence[: claim.start()])[-1], names) - {"*"}
-        whose = {w for member in who for w in links.get(member, {member})}
-        found += [c for c in constraints if c not in found and _members(c, names) & whose]
+    for _, whose in household.claims(sentence):
+        named = whose - {"*"}
+        found += [c for c in constraints if c not in found and household.members(c) & named]
     return found
-
-
-def _members(text: str, names: Sequence[str]) -> set[str]:
-    """The household members a text names: relation words (one spelling each) and names; '*'
-    for the whole family (「家里」)."""
-    if any(word in text for word in entities.FAMILY_WORDS):
-        return {"*"}
-    found = {entities.canonical(word) for word in entities.relations_in(text)}
-    return found | {name for name in names if name in text}
-
-
-def _household_links(lines: Sequence[str], names: Sequence[str]) -> dict[str, set[str]]:
-    """Each member → every word the household uses for them (「女儿叫小橙子」「小橙子小名叫橙橙」:
-    女儿, 小橙子, 橙橙), joined through the lines that introduce a name."""
-    links: dict[str, set[str]] = {}
-    for line in lines:
-        if not entities.names_in(line):
-            continue
-        group = _members(line, names) - {"*"}
-        for member in list(group):
-            group |= links.get(member, set())
-        for member in group:
-            links[member] = group
-    return links
-
-
-def _theirs(line: str, whose: set[str], names: Sequence[str]) -> bool:
-    """Could ``line`` be about one of ``whose``? Yes when it names nobody in particular (the
-    speaker's own, or no one), the whole family, or any member of a kind."""
-    members = _members(line, names)
-    return not members or "*" in members or bool(members & _ANY_MEMBER) or bool(members & whose)
 
 
 _CONTINUES = re.compile(r"\s*(但是|但|不过|可是|只是|而且|并且|所以|因此|因为|还有)")

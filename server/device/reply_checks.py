@@ -131,7 +131,7 @@ class ReplyChecks:
         """``text`` unless, on a turn memory was injected into, it claims an allergy memory
         does not hold, or holds of someone else (the local model: 「妈妈对荔枝过敏」 to a gift
         of lychees, 「爷爷对花生过敏」 from 小橙子's line)."""
-        if len(self.held) < 2:  # nothing injected but the question
+        if not self.held:  # nothing injected
             return text
         missing = unheld_allergies(text, self.held, self.held_constraints)
         if not missing:
