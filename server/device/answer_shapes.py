@@ -7,10 +7,11 @@ place) does not answer it — and a small model handed it answers with it anyway
 favourite colour, it named her flowers). ``grounding.memory_lacks`` reads these shapes.
 
 Only shapes a text shows by its form are here: a time, a day, a year, a duration, a colour, a
-brand, a price, a weight, a height, a floor, a distance, a head count, a meal count, how often
-(「一周上几次」: a count, or the days 「每周二和周五」), a count of things by their measure word
-(「几杯」 by 「两杯」, not by 「一只」), a place, a celebrity's name. An answer that is
-an instance of an open category (「什么品种」 → 柯基, 「哪类书」 → 悬疑小说) has no form to check
+brand, a price, a weight, a height, a floor, a distance, a medicine (「我妈的糖尿病吃的是什么
+药？」 is not answered by 「妈妈有糖尿病，甜的要少吃」: no medicine in it), a head count, a meal
+count, how often (「一周上几次」: a count, or the days 「每周二和周五」), a count of things by
+their measure word (「几杯」 by 「两杯」, not by 「一只」), a place, a celebrity's name. An answer
+that is an instance of an open category (「什么品种」 → 柯基, 「哪类书」 → 悬疑小说) has no form to check
 and is never judged by shape.
 """
 
@@ -73,6 +74,8 @@ SHAPES: tuple[Shape, ...] = (
     *(Shape(f"count-{unit}", re.compile(rf"(?:几|多少)个?{unit}"),
             re.compile(rf"[{_NUM}]+个?{unit}"))
       for unit in "杯片颗粒条本辆台套瓶碗盒袋包张件双场节门首根支"),
+    Shape("medicine", re.compile(r"(?:什么|啥|哪种|哪个|哪款)药(?![店房])"),
+          re.compile(r"药|素|胶囊|丸|针|双胍|他汀|沙坦|地平|普利|洛尔|阿司匹林|布洛芬")),
     Shape("celebrity", re.compile(r"(?:哪个|哪位|什么|谁)(?:明星|歌手|演员|作家|偶像)|偶像是谁"),
           None),
     Shape("place", re.compile(

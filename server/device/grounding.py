@@ -107,6 +107,8 @@ _GENERIC = frozenset(
 # one spelling per weekday: 星期六 / 礼拜六 → 周六, 周天 / 星期天 → 周日
 _WEEKDAY = re.compile(r"星期|礼拜")
 _DAY = re.compile(r"周[日天末]|星期|礼拜")
+# a time relative to now (明天, 今年, 上周, 现在): says nothing specific on its own
+_RELATIVE_TIME = re.compile(r"[今明昨前后去上下这本每]|现在|目前|刚才|以后|以前|平时|最近|时候")
 _NUMERAL = re.compile(r"[0-9零一二两三四五六七八九十百千万]")
 _BARE_NUMBER = re.compile(r"[0-9.零一二两三四五六七八九十百千万]+")
 _ARTICLE = re.compile(r"一[个些点下家种样次位名只条件把群份块]?")
@@ -158,6 +160,27 @@ def asks_for_a_fact(question: str) -> bool:
     if asks is None or _REQUEST.match(question):
         return False
     return _ASKS_ADVICE.search(question) is None or _ASKS_LIKING.search(question) is not None
+
+
+def names_a_held_topic(question: str, texts: Sequence[str]) -> bool:
+    """Does ``question`` — no 我 in it, no one named — ask about what one memory holds by at
+    least two of its specific words (「国庆去云南是坐飞机还是开车？」: 国庆 and 云南, the family's
+    plan)? Then it is about the household. A world question shares one at most (「云南的省会是
+    哪里？」: 省会 is held by no memory); the values of a choice are not its topic."""
+    choice = _CHOICE_SIDES.search(question)
+    sides = [side for side in choice.groups() if side] if choice else []
+    words = {
+        pair.word
+        for pair in jieba.posseg.lcut(question)
+        if _specific(pair.word, pair.flag) or _festive(pair.word, pair.flag)
+    }
+    words = {word for word in words if not any(word in side or side in word for side in sides)}
+    return len(words) >= 2 and any(all(word in text for word in words) for text in texts)
+
+
+def _festive(word: str, flag: str) -> bool:
+    """A named time of year (国庆, 春节, 中秋): as specific as a date."""
+    return flag == "t" and len(word) > 1 and not _RELATIVE_TIME.search(word)
 
 
 def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> bool:

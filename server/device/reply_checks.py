@@ -1,13 +1,13 @@
 """What a device says is checked before TTS, sentence by sentence, whatever the model wrote.
 
-One turn's checks and their state, without I/O (the turn feeds sentences, speaks what comes
-back): the device's machinery is never spoken (``machinery``); a claimed act no tool took is
-replaced by the honest sentence (``claims``); an act no offered tool does is declined first
-(``claims.requested_act``); a reminder of the model's own after Hearth said the constraints
-the request names is not repeated (``claims.repeats_reminder``); a household fact memory does
-not hold is not stated, and when memory plainly lacks the answer nothing comes before "I don't
-know" (``grounding``). ``closing`` says
-what the turn must still say when the model is done.
+One turn's checks and their state, without I/O (the turn feeds sentences, speaks what comes back): a
+sentence that only gives the question back is not spoken (``echo``); the device's machinery is
+never spoken (``machinery``); a claimed act no tool took is replaced by the honest sentence
+(``claims``); an act no offered tool does is declined first (``claims.requested_act``); a reminder
+of the model's own after Hearth said the constraints the request names is not repeated
+(``claims.repeats_reminder``); a household fact memory does not hold is not stated, and when memory
+plainly lacks the answer nothing comes before "I don't know" (``grounding``). ``closing`` says what
+the turn must still say when the model is done.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from server.device.claims import (
     says_cannot,
     tool_could_do,
 )
+from server.device.echo import echoes
 from server.device.grounding import (
     Grounds,
     admits,
@@ -59,6 +60,7 @@ class ReplyChecks:
     language: str
     replaced: list[dict[str, Any]]
     tools_ran: Callable[[], list[str]]
+    question: str = ""  # what the person said this turn (a reply giving it back is dropped)
     grounds: Grounds | None = None  # a fact question: what the reply may state
     # any other turn with memory injected: the question and the injected lines, the
     # constraints among them (an allergy the reply claims must be one memory holds)
@@ -103,7 +105,8 @@ class ReplyChecks:
         if self.held and not self.reminded and not self.opener and opens_reminder_only(sentence):
             self.opener = sentence  # said with what follows, or not at all if that is dropped
             return []
-        spoken = self._unmachined(sentence)
+        spoken = self._unechoed(sentence)
+        spoken = None if spoken is None else self._unmachined(spoken)
         spoken = None if spoken is None else self._repeated(spoken)
         spoken = None if spoken is None else self._claimed(spoken)
         before: list[str] = []
@@ -160,6 +163,16 @@ class ReplyChecks:
 
     def _drop(self, said: str, why: str) -> None:
         self.replaced.append({"said": said, "why": why})
+
+    def _unechoed(self, text: str) -> str | None:
+        """``text`` unless it only gives the question back (``echo``): not spoken; a turn
+        left with nothing said ends as any empty reply does (or with "I don't know" when memory
+        lacks the answer)."""
+        if not self.question or not echoes(text, self.question):
+            return text
+        log.warning("turn.echo_dropped", said=text, question=self.question)
+        self._drop(text, "gives the question back")
+        return None
 
     def _unmachined(self, text: str) -> str | None:
         """``text`` unless it speaks the device's machinery (a prompt part, a tool, an id:

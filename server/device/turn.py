@@ -279,6 +279,7 @@ class Turn:
         groups = (self.context.trace.memory or {}).get("groups") or {}
         safety = tuple(str(m["text"]) for m in groups.get("safety", []))
         related = tuple(str(m["text"]) for m in groups.get("related", []))
+        self.checks.question = text
         self.checks.held = (text, *safety, *related) if safety or related else ()
         self.checks.held_constraints = safety
         self.timing.mark("prompt_ready", self.services.clock())

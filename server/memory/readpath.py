@@ -66,6 +66,7 @@ from server.device.grounding import (
     Grounds,
     asks_for_a_fact,
     memory_lacks,
+    names_a_held_topic,
     places_in,
     without_asking,
 )
@@ -381,7 +382,7 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     named = bool(naming)
     if anchored and not named:  # 「我想知道长城有多少年历史」 asks about the world
         anchored = entities.personally_anchored(without_asking(question))
-    if not anchored and not named:
+    if not anchored and not named and not names_a_held_topic(question, [m.text for m in recalled]):
         return None
     scope = lookup.scope_of(question)
     # the names of whoever the question names by relation (「女儿叫小橙子」: 「小橙子特别喜欢恐龙」

@@ -19,7 +19,8 @@ SHAPE = {shape.name: shape for shape in SHAPES}
      ("我们家住几楼？", ["floor"]), ("车停在哪一层？", ["floor"]), ("公司离家多远？", ["far"]),
      ("公司离家有多少公里？", ["distance"]), ("一周上几次夜班？", ["times"]),
      ("一天喝几杯咖啡？", ["count-杯"]), ("药一次吃几片？", ["count-片"]),
-     ("狗粮多少钱一袋？", ["price"]), ("林芳这周哪几天晚上有课？", ["day"])],
+     ("狗粮多少钱一袋？", ["price"]), ("林芳这周哪几天晚上有课？", ["day"]),
+     ("我妈的糖尿病吃的是什么药？", ["medicine"]), ("附近哪个药店开着？", [])],
 )  # fmt: skip
 def test_the_shapes_a_question_asks_for(question: str, names: list[str]) -> None:
     assert [shape.name for shape in asked(question)] == names
@@ -29,6 +30,8 @@ def test_the_shapes_a_question_asks_for(question: str, names: list[str]) -> None
     ("name", "text", "shown"),
     [("clock", "每周四晚上七点有吉他课", True), ("clock", "每周二和周五晚上上瑜伽课", False),
      ("day", "每周二和周五晚上上瑜伽课", True), ("day", "爸爸退休以后最喜欢去钓鱼", False),
+     ("medicine", "妈妈每天早上吃降压药", True), ("medicine", "爸爸每天打胰岛素", True),
+     ("medicine", "妈妈有糖尿病，甜的要少吃", False),
      ("year", "老婆是1990年出生的", True), ("year", "老婆的生日是三月十二号", False),
      ("colour", "小橙子最喜欢粉色", True), ("colour", "老婆最喜欢的花是向日葵", False),
      ("brand", "豆豆吃皇家牌狗粮", True), ("brand", "豆豆的狗粮从牛肉味换成了鸡肉味", False),

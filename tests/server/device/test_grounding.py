@@ -10,6 +10,7 @@ from server.device.grounding import (
     Grounds,
     asks_for_a_fact,
     memory_lacks,
+    names_a_held_topic,
     unheld_allergies,
     unsupported,
     warm,
@@ -184,7 +185,9 @@ MOM = ["妈妈住在苏州，一个人住", "12月11日妈妈要来杭州住一�
      ("我家猫最喜欢吃哪种零食？", ["我家猫叫年糕，是只英短", "猫肾不好，只能吃处方猫粮"]),
      ("我老婆的瑜伽老师叫什么名字？", HER), ("我老婆的护士长叫什么？", HER),
      ("我妈在苏州住的小区叫什么？", [*MOM, "我妈叫赵秀兰"]),
-     ("小橙子的钢琴是在哪家琴行买的？", [*DAUGHTER, "小橙子的钢琴课从周日改到了每周六上午十点"])],
+     ("小橙子的钢琴是在哪家琴行买的？", [*DAUGHTER, "小橙子的钢琴课从周日改到了每周六上午十点"]),
+     ("我妈的糖尿病吃的是什么药？", [*MOM, "妈妈有糖尿病，甜的要少吃"]),
+     ("我爸的痛风吃什么药？", [*DAD, "爸爸有痛风，不能喝啤酒"])],
 )  # fmt: skip
 def test_memory_about_the_asked_thing_without_a_value_of_its_shape_lacks_it(
     question: str, texts: list[str]
@@ -243,9 +246,22 @@ def test_a_value_of_the_asked_shape_about_the_asked_thing_is_an_answer(
      ("我爸钓鱼一般钓什么鱼？", ["爸爸最喜欢去钓鲫鱼"]),
      ("我爸以前是做什么的？", ["爸爸退休前是中学老师"]),
      ("我老公是做什么工作的？", ["我老公是医生"]), ("她叫什么名字？", ["我老婆叫林芳"]),
-     ("年糕是什么品种的猫？", ["年糕是只英短"])],
+     ("年糕是什么品种的猫？", ["年糕是只英短"]),
+     ("我妈吃的是什么药？", ["妈妈每天早上吃降压药，不能和西柚一起吃"]),
+     ("我爸的糖尿病吃什么药？", ["爸爸有糖尿病，每天吃二甲双胍"]),
+     ("我爸的糖尿病用的是什么药？", ["爸爸有糖尿病，每天打胰岛素"])],
 )  # fmt: skip
 def test_an_answer_memory_may_hold_is_never_called_lacking(question: str, texts: list[str]) -> None:
     """A category (「什么品种」→ 柯基), a kind stated in other words, a word sharing a character
     (牙医 / 看牙): when in doubt, memory may hold it."""
     assert not memory_lacks(question, texts, NAMES)
+
+
+@pytest.mark.parametrize(
+    ("question", "held"),
+    [("国庆去云南是坐飞机还是开车？", True), ("春节回苏州待几天？", True),
+     ("云南的省会是哪里？", False), ("国庆节放几天假？", False), ("去云南要带什么？", False)],
+)  # fmt: skip
+def test_a_question_naming_a_held_plan_by_two_words(question: str, held: bool) -> None:
+    texts = ["我们打算今年国庆带全家去云南", "春节我们回苏州看妈妈"]
+    assert names_a_held_topic(question, texts) is held

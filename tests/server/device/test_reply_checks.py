@@ -128,3 +128,19 @@ def test_a_reminder_opener_is_said_with_what_it_reminds_of_or_not_at_all() -> No
     assert checks.closing() is None
     plain = _checks()  # no memory injected: nothing to hold it for
     assert plain.check("提醒一下，") == ["提醒一下，"]
+
+
+def test_a_reply_giving_the_question_back_is_not_spoken() -> None:
+    plain = _checks()
+    plain.question = "现在几点了？"
+    assert plain.check("现在是几点了？") == []
+    assert plain.closing() is None  # nothing said: the turn's empty-reply apology follows
+    assert [r["why"] for r in plain.replaced] == ["gives the question back"]
+    request = _checks()
+    request.question = "给老婆发条微信说我晚点回家"
+    assert request.declined(request.question, [], None) is not None
+    assert request.check("给老婆发条微信说我晚点回家。") == []
+    assert request.closing() == CANNOT
+    answer = _checks()
+    answer.question = "车位还在B1吗？"
+    assert answer.check("车位还在B1。") == ["车位还在B1。"]

@@ -329,3 +329,21 @@ async def test_a_constraint_of_someone_the_question_does_not_concern_is_left_out
     assert not any(text.startswith(others) for text in texts(recall.safety + recall.related))
     assert any(m.text.startswith(others) for m in recall.unconcerned)  # found, and logged
     assert recall.as_json()["unconcerned"] == [m.text for m in recall.unconcerned]
+
+
+@pytest.mark.parametrize(
+    ("question", "lacking"),
+    [("国庆去云南是坐飞机还是开车？", True), ("国庆去云南住几天？", True),
+     ("云南的省会是哪里？", None), ("国庆节是几月几号？", None)],
+)  # fmt: skip
+def test_a_question_about_a_held_plan_is_a_household_question(
+    question: str, lacking: bool | None
+) -> None:
+    """No 我, no one named, but two of its words are the family's plan: memory is judged (and
+    lacks how they travel); a world question sharing one word with it is not judged."""
+    recalled = [
+        _about("我们打算今年国庆带全家去云南", "我"),
+        _about("我在未来科技城的新能源汽车公司上班，开车过去要四十分钟", "我"),
+    ]
+    grounds = _grounds(question, False, recalled, 0.0)
+    assert (grounds.lacking if grounds else None) is lacking
