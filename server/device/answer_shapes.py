@@ -11,8 +11,8 @@ brand, a price, a weight, a height, a floor, a distance, a medicine (「我妈�
 药？」 is not answered by 「妈妈有糖尿病，甜的要少吃」: no medicine in it), a head count, a meal
 count, how often (「一周上几次」: a count, or the days 「每周二和周五」), a count of things by
 their measure word (「几杯」 by 「两杯」, not by 「一只」), a place, a celebrity's name. An answer
-that is an instance of an open category (「什么品种」 → 柯基, 「哪类书」 → 悬疑小说) has no form to check
-and is never judged by shape.
+that is an instance of an open category (「什么品种」 → 柯基, 「哪类书」 → 悬疑小说)
+has no form to check and is never judged by shape.
 """
 
 from __future__ import annotations
