@@ -4,7 +4,8 @@ The small local model sometimes answers with the question itself, turned to the 
 (「我是什么血型？」 → 「你是什么血型？」, 「我最近什么时候要去医院？」 → 「你最近什么时候要去医
 院？」), or a piece of it (「…滨江区的房子多大面积？」), or repeats a request as if it were the
 reply (「放首周杰伦的晴天。」). Spoken, that sounds like a parrot. A sentence is such an echo when,
-with punctuation, person words (你/您 → 我) and filler left out:
+with punctuation, person words (我, 你, 您: 「我是什么血型？」 given back as 「你是什么血型？」) and
+filler left out:
 
 - it is the question, whatever its end mark (a request read back); or
 - it asks something (ends in ？) and every character of it is the question's (a fragment or the
@@ -20,7 +21,7 @@ import re
 from collections import Counter
 
 _MARKS = re.compile(r"[\s，,。．.！!？?、；;：:…~～“”\"'‘’（）()【】《》]+")
-_PERSON = str.maketrans({"你": "我", "您": "我"})
+_PERSON = str.maketrans("", "", "我你您")
 _FILLER = frozenset("是的了呢啊呀吧")
 _ASKS = re.compile(r"[？?]\s*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")

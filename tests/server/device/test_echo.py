@@ -18,6 +18,7 @@ from server.device.echo import echoes
         ("放首周杰伦的晴天。", "放首周杰伦的晴天"),
         ("给老婆发条微信说我晚点回家。", "给老婆发条微信说我晚点回家"),
         ("你是不是换工作了？", "我是不是换工作了？"),
+        ("你同学聚会一共来了几个？", "同学聚会一共来几个人？"),
     ],
 )
 def test_an_echo_is_recognised(sentence: str, question: str) -> None:
