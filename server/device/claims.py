@@ -66,7 +66,8 @@ class Act:
     tool_words: tuple[str, ...]
 
 
-# Requests to act on the world — set, call, send, switch, order, book, pay — by what they act on.
+# Requests to act on the world — set, call, send, switch, order, book, pay, play music — by what
+# they act on (a song needs a player: 「来一首轻音乐」 is an act, 「背一首李白的诗」 is talk).
 # Talking a plan over is not one (「给爷爷买箱酸奶」「周末去哪玩」: advice, the static rule says
 # so): buying counts only through a shop or an order, and nothing here is a question.
 ACTS: tuple[Act, ...] = (
@@ -106,6 +107,15 @@ ACTS: tuple[Act, ...] = (
             r"|订[^，。？]{0,8}(?:票|酒店|房间|位子|座位|餐厅|桌)|挂(?:个)?号"
         ),
         ("order", "buy", "shop", "pay", "book", "reserv", "taxi", "下单", "购买", "预约", "支付"),
+    ),
+    Act(
+        "放歌或放音乐",
+        re.compile(
+            r"(?:放|播)(?:一|个|一个)?(?:首|段|曲|张)"
+            r"|来(?:一|个)?(?:首|段|曲)[^，。？]{0,8}(?:歌|音乐|曲子|儿歌)"
+            r"|(?:放|播)[^，。？]{0,8}(?:歌|音乐|曲子|专辑|儿歌|广播|电台)"
+        ),
+        ("music", "song", "play", "audio", "radio", "音乐", "播放", "歌"),
     ),
     Act(
         "改日历或手机设置",
