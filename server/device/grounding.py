@@ -174,8 +174,13 @@ def names_a_held_topic(question: str, texts: Sequence[str]) -> bool:
         for pair in jieba.posseg.lcut(question)
         if _specific(pair.word, pair.flag) or _festive(pair.word, pair.flag)
     }
-    words = {word for word in words if not any(word in side or side in word for side in sides)}
+    words = {word for word in words if not _a_side(word, sides)}
     return len(words) >= 2 and any(all(word in text for word in words) for text in texts)
+
+
+def _a_side(word: str, sides: Sequence[str]) -> bool:
+    """Is ``word`` one of the values a choice asks between (「坐飞机还是开车」: 飞机, 开车)?"""
+    return any(word in side or side in word for side in sides)
 
 
 def _festive(word: str, flag: str) -> bool:
@@ -242,7 +247,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         word = pair.word.strip()
         if not word or any(word in n or n in word for n in people):
             continue
-        if any(word in side or side in word for side in sides):
+        if _a_side(word, sides):
             continue  # 「坐飞机还是开车」: the values asked between say nothing of the topic
         if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])) and len(word) < 3:
             continue  # 「什么品种」: a category; 「什么降压药」 still names a thing
