@@ -59,6 +59,8 @@ _CAUTION = re.compile(
     r"注意|小心|忌口|禁忌|饮食|身体|毛病|健康|能不能|可不可以|能吃|能喝|过敏|害怕|恐惧|(?<!恐)怕"
 )
 _SEVERAL = re.compile(r"[，,；;、]")
+# how long a supply lasts is a fact, not whether it may be eaten: 「狗粮一袋能吃几天？」
+_LASTS = re.compile(r"能[吃喝用]上?(?=多久|多长时间|几天|几个月|几周|几个星期|几年)")
 # 「豆豆是公的还是母的？」: the two values asked between
 _CHOICE_SIDES = re.compile(r"是([^，。？?还]{1,8}?)还是([^，。？?]{1,8}?)[的呢啊呀]*[？?]?\s*$")
 # words that only ask: 我想知道, 我想问一下, 我问你, 请问, 告诉我, 你知道…吗
@@ -159,7 +161,8 @@ def asks_for_a_fact(question: str) -> bool:
     asks = _ASKS_FACT.search(question) or _ASKS_CHOICE.search(question)
     if asks is None or _REQUEST.match(question):
         return False
-    return _ASKS_ADVICE.search(question) is None or _ASKS_LIKING.search(question) is not None
+    asking = _LASTS.sub("", question)
+    return _ASKS_ADVICE.search(asking) is None or _ASKS_LIKING.search(question) is not None
 
 
 def names_a_held_topic(question: str, texts: Sequence[str]) -> bool:
@@ -239,7 +242,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
     sides = _differing([side.rstrip("的呢") for side in choice.groups()]) if choice else []
-    if not choice and (_CAUTION.search(question) or several):
+    if not choice and (_CAUTION.search(_LASTS.sub("", question)) or several):
         return False  # what to watch out for is the constraints' to answer; several asks, any
     people = [name for name in names if name]
     focus, topic = [], []

@@ -102,7 +102,7 @@ class ReplyChecks:
         """What to say for one sentence of the reply: nothing, it, or the honest sentence
         before it."""
         self.opening = self.opening or sentence
-        if self.held and not self.reminded and not self.opener and opens_reminder_only(sentence):
+        if not self.reminded and not self.opener and opens_reminder_only(sentence):
             self.opener = sentence  # said with what follows, or not at all if that is dropped
             return []
         spoken = self._unechoed(sentence)

@@ -126,8 +126,14 @@ def test_a_reminder_opener_is_said_with_what_it_reminds_of_or_not_at_all() -> No
         "妈妈有糖尿病，甜的要少吃。",
     ]
     assert checks.closing() is None
-    plain = _checks()  # no memory injected: nothing to hold it for
-    assert plain.check("提醒一下，") == ["提醒一下，"]
+    plain = _checks()  # no memory injected: held all the same (it dangled after an echo)
+    plain.question = "明早六点半叫我起床"
+    assert plain.check("明早六点半叫我起床。") == []
+    assert plain.check("提醒一下，") == []
+    assert plain.check("明早六点半叫我起床。") == []
+    assert plain.closing() is None
+    assert plain.check("提醒一下，") == []
+    assert plain.check("明天降温，多穿点。") == ["提醒一下，", "明天降温，多穿点。"]
 
 
 def test_a_reply_giving_the_question_back_is_not_spoken() -> None:
