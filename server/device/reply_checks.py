@@ -102,7 +102,7 @@ class ReplyChecks:
         """What to say for one sentence of the reply: nothing, it, or the honest sentence
         before it."""
         self.opening = self.opening or sentence
-        if not self.reminded and not self.opener and opens_reminder_only(sentence):
+        if not self.opener and self._opens_only(sentence):
             self.opener = sentence  # said with what follows, or not at all if that is dropped
             return []
         spoken = self._unechoed(sentence)
@@ -163,6 +163,15 @@ class ReplyChecks:
 
     def _drop(self, said: str, why: str) -> None:
         self.replaced.append({"said": said, "why": why})
+
+    def _opens_only(self, sentence: str) -> bool:
+        """A first clause that says nothing alone and would dangle if what follows is dropped:
+        「提醒一下，」 (unless Hearth's reminder came first); after that reminder, a bare
+        「好的，」 (「提醒一下：猫肾不好，只能吃处方猫粮。好的，」 when the model's next sentence
+        gave the request back) — the first audio is out already, so holding it costs nothing."""
+        if not self.reminded:
+            return opens_reminder_only(sentence)
+        return not self.declining and acknowledges_only(sentence)
 
     def _unechoed(self, text: str) -> str | None:
         """``text`` unless it only gives the question back (``echo``): not spoken; a turn

@@ -136,6 +136,20 @@ def test_a_reminder_opener_is_said_with_what_it_reminds_of_or_not_at_all() -> No
     assert plain.check("明天降温，多穿点。") == ["提醒一下，", "明天降温，多穿点。"]
 
 
+def test_after_hearths_reminder_a_bare_acknowledgement_waits_for_what_follows() -> None:
+    """Said alone before a dropped echo it dangled: 「提醒一下：…。好的，」."""
+    checks = _checks()
+    checks.question = "年糕想吃普通的猫粮"
+    checks.reminded = True
+    assert checks.check("好的，") == []
+    assert checks.check("年糕想吃普通的猫粮。") == []
+    assert checks.closing() is None
+    assert checks.check("好的，") == []
+    assert checks.check("那就还是给它吃处方猫粮吧。") == ["好的，", "那就还是给它吃处方猫粮吧。"]
+    first = _checks()  # as the reply's first words it goes out at once (the first audio)
+    assert first.check("好的，") == ["好的，"]
+
+
 def test_a_reply_giving_the_question_back_is_not_spoken() -> None:
     plain = _checks()
     plain.question = "现在几点了？"
