@@ -12,7 +12,10 @@ filler left out:
   question reworded with 是/的 only) — at least half the question's length.
 
 A statement repeating a yes/no question without its 吗 (「车位还在B1吗？」 → 「车位还在B1。」) is an
-answer, not an echo. Only Chinese is read; other languages never match.
+answer, not an echo. A statement giving back a question for a value without its question word
+(「小橙子在哪个幼儿园？」 → 「小橙子在幼儿园。」, 「我爸一般去哪儿钓鱼？」 → 「我爸一般去钓鱼。」)
+names no value: an echo, unless the question offers the values itself (「…猫还是狗？」). Only
+Chinese is read; other languages never match.
 """
 
 from __future__ import annotations
@@ -25,6 +28,16 @@ _PERSON = str.maketrans("", "", "我你您")
 _FILLER = frozenset("是的了呢啊呀吧")
 _ASKS = re.compile(r"[？?]\s*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]")
+# the words a question for a value asks with (what, which, where, who, how many, how)
+_ASKS_VALUE = re.compile(
+    r"什么|啥|哪(?:个|种|类|家|位|所|里|儿|一?年|一?天)?|谁|几(?:个|种|位|点|号|岁|口)?|多少|多大"
+)
+_OFFERS_VALUES = re.compile(r"还是|或者|或是")
+# why and how are answered by a reason or a way, often after the fact restated (「天空是蓝色的，
+# 是因为…」)
+_ASKS_WHY = re.compile(r"为什么|为啥|怎么|如何")
+# a clause before a comma may restate what the next one explains: only whole sentences count
+_CLAUSE = re.compile(r"[，,；;：:、]\s*$")
 
 
 def _plain(text: str) -> str:
@@ -38,8 +51,17 @@ def echoes(sentence: str, question: str) -> bool:
         return False
     if said == asked:
         return True
-    if not _ASKS.search(sentence.strip()) or len(said) * 2 < len(asked):
-        return False
+    if not _ASKS.search(sentence.strip()):
+        if _CLAUSE.search(sentence) or not _ASKS_VALUE.search(question):
+            return False  # a yes/no question restated is an answer
+        if _OFFERS_VALUES.search(question) or _ASKS_WHY.search(question):
+            return False  # a value the question offers; a reason or a way comes after
+        asked = _plain(_ASKS_VALUE.sub("", question))  # 「小橙子在幼儿园。」 names no value
+    return len(said) * 2 >= len(asked) and _only_from(said, asked)
+
+
+def _only_from(said: str, asked: str) -> bool:
+    """Is every character of ``said`` one of ``asked``'s (each used once), filler aside?"""
     left = Counter(asked)
     for char in said:
         if left[char] > 0:
