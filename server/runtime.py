@@ -38,7 +38,6 @@ from providers.vision import build_vision
 from server import metrics
 from server.auth import DeviceCredentials, TokenAuthority
 from server.body_guard import BodyGuard, plain_too_large
-from server.device import grounding
 from server.device.priority import ConversationFirst, NoPriority, TurnPriority
 from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
@@ -47,6 +46,7 @@ from server.device.tools import ToolContext, ToolRegistry
 from server.device.traces import TraceStore
 from server.device.turn import PromptContributor, TurnServices
 from server.device.voice_input import VoiceServices
+from server.device.words import warm as warm_words
 from server.device.ws_server import DeviceServer
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
@@ -361,7 +361,7 @@ async def _serve(
     memory = build_memory(settings) if settings.memory.enabled else None
     asr = build_asr(settings.asr, settings.resolve(settings.asr.model_dir))
     await asr.warm()  # load whisper now, not on the first spoken turn
-    await asyncio.to_thread(grounding.warm)  # and the grounding guard's dictionary
+    await asyncio.to_thread(warm_words)  # and the grounding guard's dictionary
     tasks: list[asyncio.Task[object]] = []
     try:
         priority = conversation_first(settings, engines)

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 
 import jieba.posseg
 
+from server.device.words import tagged
+
 _NUM = "0-9零〇一二两三四五六七八九十百千万半"
 
 
@@ -101,7 +103,7 @@ def shows(shape: Shape, text: str, asked_words: set[str]) -> bool:
     牙」 names no hospital for 「我去看牙是哪家医院？」)?"""
     if shape.shown is not None:
         return shape.shown.search(text) is not None
-    pairs = [p for p in jieba.posseg.lcut(text) if p.word.strip()]
+    pairs = [p for p in tagged(text) if p.word.strip()]
     if shape.name == "celebrity":
         return any(p.flag in ("nr", "nrt", "nrfg") and p.word not in asked_words for p in pairs)
     return _names_a_place(pairs, asked_words)

@@ -31,11 +31,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import cn2an
-import jieba
-import jieba.posseg
 
 from memory import entities, slot_kinds
 from server.device import answer_shapes
+from server.device.words import tagged
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
@@ -115,7 +114,6 @@ _NUMERAL = re.compile(r"[0-9零一二两三四五六七八九十百千万]")
 _BARE_NUMBER = re.compile(r"[0-9.零一二两三四五六七八九十百千万]+")
 _ARTICLE = re.compile(r"一[个些点下家种样次位名只条件把群份块]?")
 _WORDLIKE = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
-jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 
 
 @dataclass(frozen=True)
@@ -174,7 +172,7 @@ def names_a_held_topic(question: str, texts: Sequence[str]) -> bool:
     sides = [side for side in choice.groups() if side] if choice else []
     words = {
         pair.word
-        for pair in jieba.posseg.lcut(question)
+        for pair in tagged(question)
         if _specific(pair.word, pair.flag) or _festive(pair.word, pair.flag)
     }
     words = {word for word in words if not _a_side(word, sides)}
@@ -223,7 +221,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     if not texts:
         return True
     several = _SEVERAL.search(question.rstrip("？?。 ")) is not None
-    pairs = jieba.posseg.lcut(question)
+    pairs = tagged(question)
     asked_words = {pair.word for pair in pairs}
     shapes = [] if several else answer_shapes.asked(question)
     kinds = set(slot_kinds.asked(question))
@@ -319,7 +317,7 @@ def _named_role(question: str, names: Iterable[str]) -> str | None:
     found = _NAMED.search(_NAME_WORDS.sub("", question))
     if found is None:
         return None
-    pairs = [p for p in jieba.posseg.lcut(found.group(1)) if _WORDLIKE.search(p.word)]
+    pairs = [p for p in tagged(found.group(1)) if _WORDLIKE.search(p.word)]
     if not pairs or not (pairs[-1].flag.startswith("n") or pairs[-1].flag == "eng"):
         return None  # 「她叫什么」: a pronoun is whoever the question is about
     word, people = str(pairs[-1].word), {name for name in names if name}
@@ -378,14 +376,9 @@ def _held(word: str, held: str) -> bool:
     return any(word[i : i + 2] in held for i in range(len(word) - 1))
 
 
-def warm() -> None:
-    """Load jieba's dictionary (~1 s) now, not in the first checked turn."""
-    jieba.posseg.lcut("预热")  # jieba guards its own initialisation
-
-
 def places_in(text: str) -> list[str]:
     """The place names a text says (jieba's ``ns``: 杭州, 西湖区)."""
-    return [pair.word for pair in jieba.posseg.lcut(text) if pair.flag == "ns"]
+    return [pair.word for pair in tagged(text) if pair.flag == "ns"]
 
 
 def _normal(text: str) -> str:
@@ -418,7 +411,7 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
         return []
     source, normal = grounds.source, grounds.normal
     missing = []
-    pairs = jieba.posseg.lcut(sentence)
+    pairs = tagged(sentence)
     for i, pair in enumerate(pairs):
         word, flag = pair.word.strip(), pair.flag
         if not word or not _specific(word, flag) or word in source:
@@ -510,7 +503,7 @@ def unheld_allergies(
     household = _Household.of(lines)
     unheld: list[str] = []
     for claim, whose in household.claims(sentence):
-        for pair in jieba.posseg.lcut(claim.group(1)):
+        for pair in tagged(claim.group(1)):
             word = pair.word.strip()
             if not _specific(word, pair.flag) or word in unheld:
                 continue
@@ -545,7 +538,7 @@ def continues(sentence: str) -> bool:
 
 def states_something(sentence: str) -> bool:
     """Does ``sentence`` state a fact at all (a name, place, thing or number)?"""
-    return any(_specific(p.word.strip(), p.flag) for p in jieba.posseg.lcut(sentence))
+    return any(_specific(p.word.strip(), p.flag) for p in tagged(sentence))
 
 
 def admits(sentence: str) -> bool:

@@ -70,8 +70,8 @@ from server.device.grounding import (
     places_in,
     without_asking,
 )
-from server.device.grounding import warm as warm_words
 from server.device.tools import ToolContext
+from server.device.words import warm as warm_words
 from server.memory import applies, knowledge, lookup
 from server.memory.render import describe, render_block
 

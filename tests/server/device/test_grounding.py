@@ -13,8 +13,8 @@ from server.device.grounding import (
     names_a_held_topic,
     unheld_allergies,
     unsupported,
-    warm,
 )
+from server.device.words import warm
 
 WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二号", "老婆喜欢看悬疑小说"))
 
