@@ -163,6 +163,12 @@ def asks_for_a_fact(question: str) -> bool:
     return _ASKS_ADVICE.search(asking) is None or _ASKS_LIKING.search(question) is not None
 
 
+def asks_caution(question: str) -> bool:
+    """Does ``question`` ask what to watch out for (「小橙子有什么要注意的？」「我爸怕什么？」)? The
+    safety constraints answer that."""
+    return _CAUTION.search(_LASTS.sub("", question)) is not None
+
+
 def names_a_held_topic(question: str, texts: Sequence[str]) -> bool:
     """Does ``question`` — no 我 in it, no one named — ask about what one memory holds by at
     least two of its specific words (「国庆去云南是坐飞机还是开车？」: 国庆 and 云南, the family's
@@ -240,7 +246,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
     sides = _differing([side.rstrip("的呢") for side in choice.groups()]) if choice else []
-    if not choice and (_CAUTION.search(_LASTS.sub("", question)) or several):
+    if not choice and (asks_caution(question) or several):
         return False  # what to watch out for is the constraints' to answer; several asks, any
     people = [name for name in names if name]
     focus, topic = [], []

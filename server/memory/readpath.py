@@ -39,7 +39,9 @@
    mandatory rule); the rest go to the related group. A constraint about someone the question
    does not concern (``lookup.Scope``; or a name only a hit on another matter brought: 「小橙子的
    钢琴课…」 for 「我的吉他课几点开始？」) is left out, whichever round found it, and logged
-   (``unconcerned``).
+   (``unconcerned``); so is, on a question for a household fact no constraint could touch
+   (「小橙子周六几点上钢琴课？」), a constraint it does not ask about (no content word in common
+   once whom it is about is left out) and no cue of it matched (``unneeded``).
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
    A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
@@ -64,6 +66,7 @@ from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
 from server.device.grounding import (
     Grounds,
+    asks_caution,
     asks_for_a_fact,
     memory_lacks,
     names_a_held_topic,
@@ -120,6 +123,7 @@ class Recall:
     applies: list[Memory] = field(default_factory=list)  # constraints the request names
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
+    unneeded: list[Memory] = field(default_factory=list)  # constraints a fact question skips
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -135,6 +139,7 @@ class Recall:
             "safety_lookup": self.looked,
             "applies": [m.text for m in self.applies],
             "unconcerned": [m.text for m in self.unconcerned],
+            "unneeded": [m.text for m in self.unneeded],
             "memory_lacks": self.grounds is not None and self.grounds.lacking,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
@@ -257,7 +262,15 @@ class ReadPath:
         result.unconcerned = [
             r.memory for r in ordered if not _concerns(question, scope, concerned, r.memory)
         ]
-        left_out = {m.key for m in result.unconcerned}
+        # …and on a question for a household fact no constraint could touch (「小橙子周六几点上
+        # 钢琴课？」), one the question does not ask about: the local model said the peanut
+        # allergy and stopped, the class time never said
+        if asks_for_a_fact(question) and not (touches or covered or asks_caution(question)):
+            result.unneeded = [
+                r.memory for r in ordered
+                if r.group == "safety" and r.why != "cue" and not _asked_about(question, r.memory)
+            ]  # fmt: skip
+        left_out = {m.key for m in (*result.unconcerned, *result.unneeded)}
         ordered = [r for r in ordered if r.memory.key not in left_out]
         result.safety = [r for r in ordered if r.group == "safety"]
         result.related = [r for r in ordered if r.group == "related"]
@@ -330,6 +343,7 @@ class ReadPath:
             cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
             said_first=[m.text for m in recall.applies],
             unconcerned=[m.text for m in recall.unconcerned],
+            unneeded=[m.text for m in recall.unneeded],
             # a fact question memory holds no answer to, and the lines that verdict read
             memory_lacks=recall.grounds.about
             if recall.grounds and recall.grounds.lacking
@@ -484,6 +498,18 @@ def _collect_cued(
         if memory.key in found or not scope.covers(question, memory):
             continue
         found[memory.key] = Recalled(memory, cue.score, "cue", _group(memory), cue.cue)
+
+
+def _asked_about(question: str, memory: Memory) -> bool:
+    """Does ``question`` ask about what ``memory`` says, not only about whom it is about — a
+    content word in common once names, relation words and 我 are left out of both (「年糕只能
+    吃什么猫粮？」 and 「猫肾不好，只能吃处方猫粮」: 只能, 猫粮; not 「小橙子周六几点上钢琴课？」
+    and 「小橙子对花生过敏」)?"""
+    people = {*_who(memory), *entities.relations_in(question), *entities.SELF_WORDS}
+    asked, said = question, memory.text
+    for word in sorted(people, key=len, reverse=True):
+        asked, said = asked.replace(word, "|"), said.replace(word, "|")
+    return terms.shared_topic(asked, said) > 0
 
 
 def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: Memory) -> bool:

@@ -75,9 +75,13 @@ async def test_a_name_in_a_hit_on_another_matter_brings_none_of_her_constraints(
     recalled = {r.memory.text: r.why for r in mine.related}
     assert recalled.get(piano) == "direct", mine.as_json()  # her class is like mine…
     assert not mine.safety, mine.as_json()  # …and her allergy is no concern of my question
-    hers = await read_path.recall(WANG, "小橙子周六几点上钢琴课？", time.time())
-    assert PEANUT in _safety(hers), hers.as_json()  # asked about her: they are
+    hers = await read_path.recall(WANG, "小橙子周六上完钢琴课想吃点心", time.time())
+    assert PEANUT in _safety(hers), hers.as_json()  # a request for her a constraint could touch
     assert _safety(hers).get(MANGO) == "entity", hers.as_json()
+    when = await read_path.recall(WANG, "小橙子周六几点上钢琴课？", time.time())
+    assert piano in {r.memory.text for r in when.related}, when.as_json()
+    # a question for the time of her class is no occasion for her allergies
+    assert not when.safety and {PEANUT, MANGO} <= {m.text for m in when.unneeded}, when.as_json()
 
 
 async def test_a_pets_name_reaches_the_constraint_under_the_pet_word(read_path: ReadPath) -> None:
@@ -109,3 +113,16 @@ def test_links_come_only_from_a_memory_about_a_name_the_question_says() -> None:
     assert entities.linked_to("橙橙能吃芒果吗", "小橙子", ("小橙子", "橙橙")) == ["小橙子"]
     assert entities.linked_to("今天吃什么", "女儿", ("女儿", "小橙子")) == []
     assert "猫" in entities.relations_in("给猫咪买点零食")
+
+
+async def test_a_fact_question_about_the_constraint_itself_keeps_it(read_path: ReadPath) -> None:
+    """Left out only when the question does not ask about it: 「爸爸是哪年查出高血压的？」 shares
+    高血压 with the constraint, 「爸爸今年多大了？」 nothing but whom it is about."""
+    salt = "爸爸有高血压，饭菜不能太咸"
+    lines = [MemoryLine(text=salt, cls=MemoryClass.SAFETY, subject="爸爸"),
+             MemoryLine(text="爸爸今年六十五岁", cls=MemoryClass.FACT, subject="爸爸")]  # fmt: skip
+    import_memories(lines, WANG, read_path.embedder, read_path.store)
+    asked = await read_path.recall(WANG, "我爸是哪年查出高血压的？", time.time())
+    assert salt in _safety(asked), asked.as_json()
+    age = await read_path.recall(WANG, "我爸今年多大了？", time.time())
+    assert salt not in _safety(age) and salt in {m.text for m in age.unneeded}, age.as_json()
