@@ -126,6 +126,12 @@ class HearthUnderTest:
         await self.http.aclose()
 
 
+# another process may take a port between free_port() choosing it and hearth up binding it:
+# such a start is tried again on new ports, this many times in all
+START_ATTEMPTS = 3
+_PORT_TAKEN = "address already in use"
+
+
 @contextlib.asynccontextmanager
 async def running_hearth(
     data_dir: Path, overrides: list[str], llm_url: str | None, log_file: Path,
@@ -134,62 +140,62 @@ async def running_hearth(
     """``hearth up`` on free loopback ports in ``data_dir`` (absolute), with the installed local
     models."""
     home = load_settings()  # where this installation keeps its model files
-    ws_port, http_port, llm_port = free_port(), free_port(), free_port()
-    env = {
-        **os.environ,
-        "HEARTH_DATA_DIR": str(data_dir),
-        "HEARTH_LOG_LEVEL": "info",
-        "HEARTH_LOG_FORMAT": "json",
-        "HEARTH_SERVER__HOST": "127.0.0.1",
-        "HEARTH_SERVER__WS_PORT": str(ws_port),
-        "HEARTH_SERVER__HTTP_PORT": str(http_port),
-        "HEARTH_LOCAL_LLM__PORT": str(llm_port),
-        "HEARTH_MCP__AGENT_PORT": str(free_port()),
-        "HEARTH_MCP__DEVICE_PORT": str(free_port()),
-        "HEARTH_CONSOLE__PORT": str(free_port()),
-        "HEARTH_LOCAL_LLM__MODEL_FILE": str(home.resolve(home.local_llm.model_file).absolute()),
-        "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
-        # snapshot runs: asking must not rewrite the snapshot, nor compete for the CPU
-        "HEARTH_WRITE__ENABLED": "true" if write_path else "false",
-        **({"HEARTH_LLM__BASE_URL": llm_url} if llm_url else {}),
-        **env_overrides(overrides),
-    }
-    env.pop("HEARTH_CONFIG", None)
-    with log_file.open("ab") as log:
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "server.cli", "up", *up_args, env=env, stdout=log, stderr=log,
-            cwd=data_dir,  # no ./hearth.yaml of the caller's applies
-        )  # fmt: skip
     settings = load_settings(data_dir=data_dir)
+    proc: asyncio.subprocess.Process | None = None
     hearth: HearthUnderTest | None = None
     try:
         deadline = time.monotonic() + startup_timeout_s
-        while hearth is None:
-            if proc.returncode is not None:
+        for attempt in range(1, START_ATTEMPTS + 1):
+            ws_port, llm_port = free_port(), free_port()
+            env = {
+                **os.environ,
+                "HEARTH_DATA_DIR": str(data_dir),
+                "HEARTH_LOG_LEVEL": "info",
+                "HEARTH_LOG_FORMAT": "json",
+                "HEARTH_SERVER__HOST": "127.0.0.1",
+                "HEARTH_SERVER__WS_PORT": str(ws_port),
+                "HEARTH_SERVER__HTTP_PORT": str(free_port()),
+                "HEARTH_LOCAL_LLM__PORT": str(llm_port),
+                "HEARTH_MCP__AGENT_PORT": str(free_port()),
+                "HEARTH_MCP__DEVICE_PORT": str(free_port()),
+                "HEARTH_CONSOLE__PORT": str(free_port()),
+                "HEARTH_LOCAL_LLM__MODEL_FILE": str(
+                    home.resolve(home.local_llm.model_file).absolute()
+                ),
+                "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
+                # snapshot runs: asking must not rewrite the snapshot, nor compete for the CPU
+                "HEARTH_WRITE__ENABLED": "true" if write_path else "false",
+                **({"HEARTH_LLM__BASE_URL": llm_url} if llm_url else {}),
+                **env_overrides(overrides),
+            }
+            env.pop("HEARTH_CONFIG", None)
+            with log_file.open("ab") as log:
+                offset = log.tell()  # appending: where this attempt's lines begin
+                proc = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "server.cli", "up", *up_args, env=env, stdout=log,
+                    stderr=log, cwd=data_dir,  # no ./hearth.yaml of the caller's applies
+                )  # fmt: skip
+            local = None if llm_url else f"http://127.0.0.1:{llm_port}/v1"
+            hearth = await _ready(proc, data_dir, settings, ws_port, local, log_file, deadline)
+            if hearth is not None:
+                break
+            failed = _log_since(log_file, offset)
+            if attempt == START_ATTEMPTS or _PORT_TAKEN not in failed:
                 raise RuntimeError(
                     f"hearth up exited with {proc.returncode}; see {log_file}:\n"
                     + "\n".join(log_tail(log_file, 30))
                 )
-            if admin_url_file(settings.data_dir).is_file():
-                local = None if llm_url else f"http://127.0.0.1:{llm_port}/v1"
-                candidate = HearthUnderTest(data_dir, settings, ws_port, local)
-                candidate.proc = proc
-                with contextlib.suppress(httpx.HTTPError):
-                    if (await candidate.http.get("/health")).status_code == 200:
-                        hearth = candidate
-                        break
-                await candidate.close()
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"hearth up not ready in {startup_timeout_s:.0f} s; see {log_file}:\n"
-                    + "\n".join(log_tail(log_file, 30))
-                )
-            await asyncio.sleep(0.2)
+            # kept aside, so the log is the running Hearth's alone
+            aside = log_file.with_name(f"{log_file.name}.port-taken-{attempt}")
+            aside.write_text(failed)
+            with log_file.open("r+b") as log:
+                log.truncate(offset)
+        assert hearth is not None
         yield hearth
     finally:
         if hearth is not None:
             await hearth.close()
-        if proc.returncode is None:
+        if proc is not None and proc.returncode is None:
             proc.terminate()
             try:
                 async with asyncio.timeout(30):
@@ -197,3 +203,32 @@ async def running_hearth(
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
+
+
+async def _ready(
+    proc: asyncio.subprocess.Process, data_dir: Path, settings: HearthSettings, ws_port: int,
+    local_llm_url: str | None, log_file: Path, deadline: float,
+) -> HearthUnderTest | None:  # fmt: skip
+    """The started Hearth once its admin API answers; None when the process exited first."""
+    while True:
+        if proc.returncode is not None:
+            return None
+        if admin_url_file(settings.data_dir).is_file():
+            candidate = HearthUnderTest(data_dir, settings, ws_port, local_llm_url)
+            candidate.proc = proc
+            with contextlib.suppress(httpx.HTTPError):
+                if (await candidate.http.get("/health")).status_code == 200:
+                    return candidate
+            await candidate.close()
+        if time.monotonic() > deadline:
+            raise TimeoutError(
+                f"hearth up not ready in time; see {log_file}:\n"
+                + "\n".join(log_tail(log_file, 30))
+            )
+        await asyncio.sleep(0.2)
+
+
+def _log_since(log_file: Path, offset: int) -> str:
+    with log_file.open("rb") as log:
+        log.seek(offset)
+        return log.read().decode("utf-8", "replace")

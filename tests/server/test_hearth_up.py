@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from bench.device_client import TurnResult
+from bench.e2e import hearth as hearth_module
 from bench.e2e.hearth import HearthUnderTest, running_hearth
 from config.settings import load_settings
 from providers.model_files import QWEN_FILE
@@ -144,6 +146,28 @@ async def test_ctrl_c_stops_everything_without_a_traceback(
     with pytest.raises(ProcessLookupError):
         os.kill(int(redis["pid"]), 0)
     assert _processes_under(tmp_path) == []
+
+
+async def test_a_port_taken_before_up_binds_it_is_tried_again_on_new_ports(
+    tmp_path: Path, scripted_llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process may take a port between choosing and binding it (seen once in CI): the
+    harness starts again on new ports, the failed start kept aside, the log clean."""
+    scripted_llm.responder = lambda req: Reply("在的。")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        taken = held.getsockname()[1]
+        chosen = iter([free_port(), free_port(), taken])  # ws, llm, then the HTTP port
+        monkeypatch.setattr(hearth_module, "free_port", lambda: next(chosen, None) or free_port())
+        log_file = tmp_path / "hearth.log"
+        async with running_hearth(tmp_path, [], scripted_llm.base_url, log_file, 120) as hearth:
+            device = hearth.device()
+            await device.connect()
+            assert (await device.ask("在吗", within_s=30)).text == "在的。"
+            await device.close()
+    assert "address already in use" in (tmp_path / "hearth.log.port-taken-1").read_text()
+    assert "address already in use" not in log_file.read_text()
 
 
 async def test_redis_killed_under_up_loses_no_transcript(
