@@ -67,6 +67,11 @@ _ASKING_WORDS = re.compile(
     r"^\s*(?:我想(?:知道|问(?:一下|问)?|了解(?:一下)?|请教(?:一下)?)|我问(?:你|一下)|请问|"
     r"(?:你)?告诉我|你知道)[，,：:\s]*"
 )
+# a yes/no question or what is on, at the end: 「还练瑜伽吗？」「要干嘛？」 (not 「…好吗？」,
+# 「…行吗？」 nor 「可以吗？」: asking leave or advice)
+_ASKS_STATE = re.compile(r"(?<![好行可对])(?:吗|干嘛|干啥|干什么)[？?]?\s*$")
+# may I, should I, would it suit (「我能养猫吗」): asking leave, which a constraint may answer
+_MAY = re.compile(r"[能可该]|要不要|行不行|适合|会不会")
 # a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # a constraint claimed of an item (「她对向日葵过敏」): memory must say it of that item
@@ -161,6 +166,17 @@ def asks_for_a_fact(question: str) -> bool:
         return False
     asking = _LASTS.sub("", question)
     return _ASKS_ADVICE.search(asking) is None or _ASKS_LIKING.search(question) is not None
+
+
+def asks_about_the_household_state(question: str) -> bool:
+    """Does ``question`` ask what is so — a recorded fact (``asks_for_a_fact``), whether
+    something still holds (「老婆周一还练瑜伽吗？」) or what is on (「这周六上午小橙子要干嘛？」) —
+    rather than for advice, leave, a plan or an act (「周六全家去郊游怎么样？」「我可以养猫吗？」
+    「中秋给她寄点什么？」)?"""
+    if asks_for_a_fact(question):
+        return True
+    asked = _ASKS_STATE.search(question) is not None and _REQUEST.match(question) is None
+    return asked and _ASKS_ADVICE.search(question) is None and _MAY.search(question) is None
 
 
 def asks_caution(question: str) -> bool:

@@ -66,6 +66,7 @@ from memory.store import Hit, MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
 from server.device.grounding import (
     Grounds,
+    asks_about_the_household_state,
     asks_caution,
     asks_for_a_fact,
     memory_lacks,
@@ -262,10 +263,12 @@ class ReadPath:
         result.unconcerned = [
             r.memory for r in ordered if not _concerns(question, scope, concerned, r.memory)
         ]
-        # …and on a question for a household fact no constraint could touch (「小橙子周六几点上
-        # 钢琴课？」), one the question does not ask about: the local model said the peanut
-        # allergy and stopped, the class time never said
-        if asks_for_a_fact(question) and not (touches or covered or asks_caution(question)):
+        # …and on a question for what is so that no constraint could touch (「小橙子周六几点上
+        # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
+        # model said the peanut allergy and stopped, the class time never said
+        if asks_about_the_household_state(question) and not (
+            touches or covered or asks_caution(question)
+        ):
             result.unneeded = [
                 r.memory for r in ordered
                 if r.group == "safety" and r.why != "cue" and not _asked_about(question, r.memory)

@@ -8,6 +8,7 @@ import pytest
 
 from server.device.grounding import (
     Grounds,
+    asks_about_the_household_state,
     asks_for_a_fact,
     memory_lacks,
     names_a_held_topic,
@@ -267,3 +268,19 @@ def test_an_answer_memory_may_hold_is_never_called_lacking(question: str, texts:
 def test_a_question_naming_a_held_plan_by_two_words(question: str, held: bool) -> None:
     texts = ["我们打算今年国庆带全家去云南", "春节我们回苏州看妈妈"]
     assert names_a_held_topic(question, texts) is held
+
+
+@pytest.mark.parametrize(
+    ("question", "state"),
+    [("老婆周一还练瑜伽吗？", True), ("这周六上午小橙子要干嘛？", True), ("车位还在B1吗？", True),
+     ("小橙子周六几点上钢琴课？", True), ("这周四晚上七点我有空吗？", True),
+     ("我能养猫吗", False), ("我可以养猫吗？", False), ("周六上午全家去郊游怎么样？", False),
+     ("下周二晚上约同事八点去唱歌行吗？", False), ("我们去爬山好吗？", False),
+     ("中秋给赵秀兰寄点什么？", False), ("帮我查查明天下雨吗", False)],
+)  # fmt: skip
+def test_a_question_for_what_is_so_is_told_from_advice_leave_and_requests(
+    question: str, state: bool
+) -> None:
+    """What is so (a fact, whether it still holds, what is on) brings no constraint it does not
+    ask about (``readpath``); asking leave or advice may be answered by one."""
+    assert asks_about_the_household_state(question) is state

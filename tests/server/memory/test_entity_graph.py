@@ -82,6 +82,11 @@ async def test_a_name_in_a_hit_on_another_matter_brings_none_of_her_constraints(
     assert piano in {r.memory.text for r in when.related}, when.as_json()
     # a question for the time of her class is no occasion for her allergies
     assert not when.safety and {PEANUT, MANGO} <= {m.text for m in when.unneeded}, when.as_json()
+    still = await read_path.recall(WANG, "小橙子的钢琴课还是周日上吗？", time.time())
+    assert piano in {r.memory.text for r in still.related}, still.as_json()
+    assert not still.safety, still.as_json()
+    treat = await read_path.recall(WANG, "小橙子上完钢琴课能吃块蛋糕吗？", time.time())
+    assert PEANUT in _safety(treat), treat.as_json()  # may she: her constraints answer it
 
 
 async def test_a_pets_name_reaches_the_constraint_under_the_pet_word(read_path: ReadPath) -> None:
