@@ -127,10 +127,7 @@ async def test_ctrl_c_stops_everything_without_a_traceback(
     scripted_llm.responder = lambda req: Reply("在的。")
     log_file = tmp_path / "hearth.log"
     async with running_hearth(tmp_path, [], scripted_llm.base_url, log_file, 120) as hearth:
-        device = hearth.device()
-        await device.connect()
-        assert (await device.ask("在吗", within_s=30)).text == "在的。"
-        await device.close()
+        await _answers_in_turn(hearth)
         redis = await _child(hearth, "redis")
         shown = await _hearth_status(tmp_path, "--json")
         assert shown.returncode == 0, shown.stdout + shown.stderr
@@ -162,12 +159,17 @@ async def test_a_port_taken_before_up_binds_it_is_tried_again_on_new_ports(
         monkeypatch.setattr(hearth_module, "free_port", lambda: next(chosen, None) or free_port())
         log_file = tmp_path / "hearth.log"
         async with running_hearth(tmp_path, [], scripted_llm.base_url, log_file, 120) as hearth:
-            device = hearth.device()
-            await device.connect()
-            assert (await device.ask("在吗", within_s=30)).text == "在的。"
-            await device.close()
+            await _answers_in_turn(hearth)
     assert "address already in use" in (tmp_path / "hearth.log.port-taken-1").read_text()
     assert "address already in use" not in log_file.read_text()
+
+
+async def _answers_in_turn(hearth: HearthUnderTest) -> None:
+    """The bench device asks 「在吗」 and hears the scripted model's 「在的。」."""
+    device = hearth.device()
+    await device.connect()
+    assert (await device.ask("在吗", within_s=30)).text == "在的。"
+    await device.close()
 
 
 async def test_redis_killed_under_up_loses_no_transcript(
