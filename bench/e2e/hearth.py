@@ -139,7 +139,6 @@ async def running_hearth(
 ) -> AsyncIterator[HearthUnderTest]:  # fmt: skip
     """``hearth up`` on free loopback ports in ``data_dir`` (absolute), with the installed local
     models."""
-    home = load_settings()  # where this installation keeps its model files
     settings = load_settings(data_dir=data_dir)
     proc: asyncio.subprocess.Process | None = None
     hearth: HearthUnderTest | None = None
@@ -147,28 +146,7 @@ async def running_hearth(
         deadline = time.monotonic() + startup_timeout_s
         for attempt in range(1, START_ATTEMPTS + 1):
             ws_port, llm_port = free_port(), free_port()
-            env = {
-                **os.environ,
-                "HEARTH_DATA_DIR": str(data_dir),
-                "HEARTH_LOG_LEVEL": "info",
-                "HEARTH_LOG_FORMAT": "json",
-                "HEARTH_SERVER__HOST": "127.0.0.1",
-                "HEARTH_SERVER__WS_PORT": str(ws_port),
-                "HEARTH_SERVER__HTTP_PORT": str(free_port()),
-                "HEARTH_LOCAL_LLM__PORT": str(llm_port),
-                "HEARTH_MCP__AGENT_PORT": str(free_port()),
-                "HEARTH_MCP__DEVICE_PORT": str(free_port()),
-                "HEARTH_CONSOLE__PORT": str(free_port()),
-                "HEARTH_LOCAL_LLM__MODEL_FILE": str(
-                    home.resolve(home.local_llm.model_file).absolute()
-                ),
-                "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
-                # snapshot runs: asking must not rewrite the snapshot, nor compete for the CPU
-                "HEARTH_WRITE__ENABLED": "true" if write_path else "false",
-                **({"HEARTH_LLM__BASE_URL": llm_url} if llm_url else {}),
-                **env_overrides(overrides),
-            }
-            env.pop("HEARTH_CONFIG", None)
+            env = _environment(data_dir, ws_port, llm_port, llm_url, overrides, write_path)
             with log_file.open("ab") as log:
                 offset = log.tell()  # appending: where this attempt's lines begin
                 proc = await asyncio.create_subprocess_exec(
@@ -203,6 +181,36 @@ async def running_hearth(
             except TimeoutError:
                 proc.kill()
                 await proc.wait()
+
+
+def _environment(
+    data_dir: Path, ws_port: int, llm_port: int, llm_url: str | None, overrides: list[str],
+    write_path: bool,
+) -> dict[str, str]:  # fmt: skip
+    """``hearth up``'s environment: ``data_dir``, these ports and free ones for the rest, the
+    installed local models, the ``--set`` overrides; no ``HEARTH_CONFIG`` of the caller's."""
+    home = load_settings()  # where this installation keeps its model files
+    env = {
+        **os.environ,
+        "HEARTH_DATA_DIR": str(data_dir),
+        "HEARTH_LOG_LEVEL": "info",
+        "HEARTH_LOG_FORMAT": "json",
+        "HEARTH_SERVER__HOST": "127.0.0.1",
+        "HEARTH_SERVER__WS_PORT": str(ws_port),
+        "HEARTH_SERVER__HTTP_PORT": str(free_port()),
+        "HEARTH_LOCAL_LLM__PORT": str(llm_port),
+        "HEARTH_MCP__AGENT_PORT": str(free_port()),
+        "HEARTH_MCP__DEVICE_PORT": str(free_port()),
+        "HEARTH_CONSOLE__PORT": str(free_port()),
+        "HEARTH_LOCAL_LLM__MODEL_FILE": str(home.resolve(home.local_llm.model_file).absolute()),
+        "HEARTH_ASR__MODEL_DIR": str(home.resolve(home.asr.model_dir).absolute()),
+        # snapshot runs: asking must not rewrite the snapshot, nor compete for the CPU
+        "HEARTH_WRITE__ENABLED": "true" if write_path else "false",
+        **({"HEARTH_LLM__BASE_URL": llm_url} if llm_url else {}),
+        **env_overrides(overrides),
+    }
+    env.pop("HEARTH_CONFIG", None)
+    return env
 
 
 async def _ready(

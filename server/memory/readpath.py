@@ -39,9 +39,10 @@
    mandatory rule); the rest go to the related group. A constraint about someone the question
    does not concern (``lookup.Scope``; or a name only a hit on another matter brought: 「小橙子的
    钢琴课…」 for 「我的吉他课几点开始？」) is left out, whichever round found it, and logged
-   (``unconcerned``); so is, on a question for a household fact no constraint could touch
-   (「小橙子周六几点上钢琴课？」), a constraint it does not ask about (no content word in common
-   once whom it is about is left out) and no cue of it matched (``unneeded``).
+   (``unconcerned``); so is, on a question for what is so that no constraint could touch
+   (「小橙子周六几点上钢琴课？」「老婆周一还练瑜伽吗？」), a constraint it does not ask about
+   (no content word in common once whom it is about is left out) and no cue of it matched
+   (``unneeded``).
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
    A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
@@ -124,7 +125,7 @@ class Recall:
     applies: list[Memory] = field(default_factory=list)  # constraints the request names
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
-    unneeded: list[Memory] = field(default_factory=list)  # constraints a fact question skips
+    unneeded: list[Memory] = field(default_factory=list)  # unasked, on a what-is-so question
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
