@@ -122,6 +122,7 @@ class AsrSettings(_Section):
 class VadSettings(_Section):
     threshold: float = Field(gt=0, lt=1)
     min_silence_ms: int = Field(ge=60, le=5000)
+    early_asr_ms: int = Field(ge=0, le=5000)
     min_speech_ms: int = Field(ge=0, le=5000)
     pre_roll_ms: int = Field(ge=0, le=2000)
     max_utterance_s: float = Field(gt=1, le=120)

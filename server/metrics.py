@@ -40,6 +40,12 @@ BARGE_INS = Counter("hearth_voice_barge_ins_total", "Replies interrupted by spee
 ASR_SECONDS = Histogram(
     "hearth_asr_seconds", "Time to transcribe one utterance", buckets=_LATENCY_BUCKETS
 )
+ASR_EARLY = Counter(
+    "hearth_asr_early_total",
+    "Transcripts begun at a pause, by outcome (used: the utterance ended there; stale: the "
+    "speaker went on)",
+    ["outcome"],
+)
 CHILD_UP = Gauge(
     "hearth_child_up", "1 while a child process hearth up owns serves, else 0", ["name"]
 )

@@ -13,6 +13,9 @@ returns events. No sockets, no models, no clock: every rule is testable with scr
   discarded and ``wake_suppress_ms`` more audio is ignored.
 - ``SpeechStarted`` fires once per utterance after ``barge_in_ms`` of voice: in realtime mode,
   while we are talking, that is a barge-in.
+- ``SpeechPaused`` fires once per pause, after ``early_asr_ms`` of silence (auto / realtime): the
+  audio so far, so ASR can start before the utterance is declared over
+  (``server.device.early_asr``).
 """
 
 from __future__ import annotations
@@ -53,7 +56,13 @@ class UtteranceEnded:
         return len(self.pcm) / (BYTES_PER_MS * 1000)
 
 
-ListenerEvent = SpeechStarted | UtteranceEnded
+@dataclass(frozen=True, slots=True)
+class SpeechPaused:
+    pcm: bytes  # the utterance so far, pre-roll and the pause's first silence included
+    voiced_ms: int
+
+
+ListenerEvent = SpeechStarted | SpeechPaused | UtteranceEnded
 
 
 def frame_ms(pcm: bytes) -> int:
@@ -73,6 +82,7 @@ class Listener:
         self._in_speech = False
         self._started_sent = False
         self._last_voiced_at = 0.0
+        self._paused_sent = False
         self._suppress_ms = 0
 
     @property
@@ -139,9 +149,11 @@ class Listener:
             self._voiced_ms += ms
             self._silence_ms = 0
             self._last_voiced_at = now
+            self._paused_sent = False
             events += self._maybe_started(now)
         elif silent:
             self._silence_ms += ms
+            events += self._maybe_paused()
         if self._silence_ms >= self.settings.min_silence_ms:
             events += self._finish(EndReason.SILENCE, now)
             self._reset()
@@ -170,6 +182,17 @@ class Listener:
             return []
         self._started_sent = True
         return [SpeechStarted(now)]
+
+    def _maybe_paused(self) -> list[ListenerEvent]:
+        early = self.settings.early_asr_ms
+        if (
+            self._paused_sent
+            or not 0 < early <= self._silence_ms < self.settings.min_silence_ms
+            or self._voiced_ms < max(self.settings.min_speech_ms, 1)
+        ):
+            return []
+        self._paused_sent = True
+        return [SpeechPaused(b"".join(self._speech), self._voiced_ms)]
 
     def _remember(self, pcm: bytes, ms: int) -> None:
         self._pre_roll.append(pcm)
@@ -205,3 +228,4 @@ class Listener:
         self._in_speech = False
         self._started_sent = False
         self._last_voiced_at = 0.0
+        self._paused_sent = False

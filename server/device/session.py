@@ -29,7 +29,14 @@ from providers.opus import OpusEncoder
 from server import metrics
 from server.auth import DeviceCredentials
 from server.device.conversation import Conversation, Utterance
-from server.device.listening import EndReason, ListenerEvent, SpeechStarted, UtteranceEnded
+from server.device.early_asr import EarlyTranscript, EarlyTranscripts
+from server.device.listening import (
+    EndReason,
+    ListenerEvent,
+    SpeechPaused,
+    SpeechStarted,
+    UtteranceEnded,
+)
 from server.device.phrases import is_exit_phrase, is_one_of
 from server.device.tools import ToolContext
 from server.device.turn import Turn, TurnServices
@@ -137,6 +144,7 @@ class DeviceSession:
         self.voice = VoiceInput(services.voice) if services.voice is not None else None
         self._asr_lock = asyncio.Lock()
         self._asr_tasks: set[asyncio.Task[None]] = set()
+        self._early = EarlyTranscripts(self.clock)
         self._closing = False
         self._end_reason: str | None = None
         self._dropped_logged = False
@@ -216,6 +224,7 @@ class DeviceSession:
                 # Audio before a detect was the wake phrase itself: never a request.
                 wake = is_one_of(event.text, self.settings.wake_words)
                 self.voice.listener.detected(wake_word=wake)
+                self._early.discard()  # what was heard early was the wake phrase too
             await self._on_user_text(event.text, received_at)
         elif isinstance(event, AbortRequested):
             self.log.info("session.abort", reason=event.reason)
@@ -267,6 +276,9 @@ class DeviceSession:
                     metrics.BARGE_INS.inc()
                     self.log.info("voice.barge_in")
                     self._spawn(self._cancel_turn())
+            elif isinstance(event, SpeechPaused):
+                if not self._closing:
+                    self._early.start(event, self._recognise)
             elif isinstance(event, UtteranceEnded):
                 if len(self._asr_tasks) >= MAX_PENDING_UTTERANCES:
                     # one device cannot queue unbounded audio for the shared ASR: say so, loudly
@@ -274,25 +286,38 @@ class DeviceSession:
                     self.log.error("voice.asr_backlog", pending=len(self._asr_tasks),
                                    audio_s=round(event.duration_s, 2))  # fmt: skip
                     continue
-                task = asyncio.create_task(self._transcribe(event, self.clock()))
+                early = self._early.take(event)
+                task = asyncio.create_task(self._transcribe(event, self.clock(), early))
                 self._asr_tasks.add(task)
                 task.add_done_callback(self._asr_tasks.discard)
 
-    async def _transcribe(self, utterance: UtteranceEnded, ended_at: float) -> None:
+    async def _recognise(self, pcm: bytes) -> str:
+        """ASR with the household's names, words and phrases as the hints."""
+        assert self.voice is not None
+        return await self.voice.transcribe(
+            pcm,
+            self.voice.names(self.person),
+            self.voice.words(self.person),
+            self.voice.phrases(self.person),
+        )
+
+    async def _transcribe(
+        self, utterance: UtteranceEnded, ended_at: float, early: EarlyTranscript | None
+    ) -> None:
         """ASR one utterance, then answer it. Utterances are transcribed in order. After the
         device has gone, the text still goes into the transcript (for the write path).
-        ``ended_at``: when the listener decided the utterance was over."""
+        ``ended_at``: when the listener decided the utterance was over. ``early``: the
+        transcript begun at its last pause (``server.device.early_asr``), if it heard it all."""
         assert self.voice is not None
         async with self._asr_lock:
-            started = self.clock()
-            names = self.voice.names(self.person)
+            started = early.started_at if early is not None else self.clock()
             try:
-                text = await self.voice.transcribe(
-                    utterance.pcm,
-                    names,
-                    self.voice.words(self.person),
-                    self.voice.phrases(self.person),
-                )
+                if early is not None:
+                    heard = await early.task
+                    text, finished = heard.text, heard.done_at
+                else:
+                    text = await self._recognise(utterance.pcm)
+                    finished = self.clock()
             except ProviderError as exc:
                 metrics.PROVIDER_ERRORS.labels(provider="asr").inc()
                 metrics.UTTERANCES.labels(outcome="asr_failed").inc()
@@ -303,7 +328,8 @@ class DeviceSession:
                     apology = self.settings.asr_apology
                     await self._start_turn(lambda turn: turn.say(apology, started=started))
                 return
-            elapsed = self.clock() - started
+            elapsed = finished - started
+            done = max(finished, ended_at)  # what the turn waited for ASR starts at the end
             metrics.ASR_SECONDS.observe(elapsed)
             self.log.info(
                 "voice.transcribed",
@@ -311,8 +337,10 @@ class DeviceSession:
                 audio_s=round(utterance.duration_s, 2),
                 voiced_ms=utterance.voiced_ms,
                 asr_ms=round(elapsed * 1000),
+                waited_ms=round((done - ended_at) * 1000),  # after the utterance ended
+                early=early is not None,  # begun at the pause, before the silence wait ended
                 end=utterance.reason.value,
-                names=len(names),  # how many of the household's names were the hint
+                names=len(self.voice.names(self.person)),  # the household's names as the hint
             )
             if not text:
                 metrics.UTTERANCES.labels(outcome="empty").inc()
@@ -323,8 +351,7 @@ class DeviceSession:
                 self.conversation.add(Utterance("user", text, time.time(), interrupted))
                 return
             metrics.UTTERANCES.labels(outcome="turn").inc()
-            marks = {"utterance_end": ended_at, "asr_start": started,
-                     "asr_done": started + elapsed}  # fmt: skip
+            marks = {"utterance_end": ended_at, "asr_start": started, "asr_done": done}
             await self._on_user_text(text, utterance.speech_ended_at, marks)
 
     async def _drain_voice(self) -> None:
@@ -333,6 +360,7 @@ class DeviceSession:
             return
         self._closing = True
         self._on_listener_events(self.voice.listener.flush(self.clock()))
+        self._early.discard()  # flushed audio was taken above; a pause without an end is not
         pending = list(self._asr_tasks)
         if pending:
             _done, late = await asyncio.wait(pending, timeout=self._drain_timeout_s())

@@ -10,6 +10,7 @@ from server.device.listening import (
     EndReason,
     Listener,
     ListenerEvent,
+    SpeechPaused,
     SpeechStarted,
     UtteranceEnded,
 )
@@ -141,3 +142,47 @@ def test_audio_outside_listening_is_ignored() -> None:
     listener.start("auto")
     listener.stop(now=0.0)
     assert feed(listener, [0.9] * 50) == []
+
+
+# ---- a pause: ASR may start early ---------------------------------------------------------------
+
+
+def pauses(events: list[ListenerEvent]) -> list[SpeechPaused]:
+    return [e for e in events if isinstance(e, SpeechPaused)]
+
+
+def test_a_pause_offers_the_audio_so_far_once_before_the_utterance_ends() -> None:
+    listener = Listener(settings(min_silence_ms=480, early_asr_ms=180, min_speech_ms=100))
+    listener.start("auto")
+    events = feed(listener, [0.9] * 6 + [0.0] * 8)  # 360 ms of voice, then 480 ms of silence
+    [pause] = pauses(events)
+    [utterance] = utterances(events)
+    assert events.index(pause) < events.index(utterance)
+    assert pause.voiced_ms == utterance.voiced_ms == 6 * FRAME_MS
+    # the paused audio is the utterance's prefix: voice and the pause's first 180 ms (3 frames)
+    assert len(pause.pcm) == 9 * FRAME_MS * BYTES_PER_MS
+    assert utterance.pcm.startswith(pause.pcm)
+
+
+def test_speech_after_a_pause_makes_a_new_pause_with_more_voice() -> None:
+    listener = Listener(settings(min_silence_ms=480, early_asr_ms=180, min_speech_ms=100))
+    listener.start("auto")
+    # a 240 ms pause inside the sentence, then more voice, then the end
+    events = feed(listener, [0.9] * 4 + [0.0] * 4 + [0.9] * 3 + [0.0] * 8)
+    first, last = pauses(events)
+    [utterance] = utterances(events)
+    assert first.voiced_ms == 4 * FRAME_MS and last.voiced_ms == utterance.voiced_ms == 7 * FRAME_MS
+    assert utterance.pcm.startswith(last.pcm) and len(last.pcm) > len(first.pcm)
+
+
+def test_no_pause_for_a_cough_in_push_to_talk_or_when_switched_off() -> None:
+    cough = Listener(settings(min_speech_ms=180, min_silence_ms=480, early_asr_ms=120))
+    cough.start("auto")
+    assert pauses(feed(cough, [0.9, 0.9] + [0.0] * 10)) == []  # 120 ms of voice: no utterance
+    off = Listener(settings(min_speech_ms=100, min_silence_ms=480, early_asr_ms=0))
+    off.start("auto")
+    events = feed(off, [0.9] * 6 + [0.0] * 8)
+    assert pauses(events) == [] and len(utterances(events)) == 1
+    manual = Listener(settings(min_speech_ms=100, early_asr_ms=120))
+    manual.start("manual")
+    assert pauses(feed(manual, [0.9] * 6 + [0.0] * 20)) == []

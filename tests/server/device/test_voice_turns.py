@@ -93,8 +93,33 @@ async def test_a_spoken_turn_traces_where_its_time_went(
 
     await wait_until(traced, within_s=10)
     stages = await timing()
-    assert list(stages) == list(STAGES), stages  # every stage, in the order they happen
-    assert stages["utterance_end"] >= 0 and stages["asr_done"] > stages["asr_start"]
+    assert set(stages) == set(STAGES), stages  # every stage
+    # ASR began at the pause, before the silence wait ended; the rest in the order they happen
+    assert 0 <= stages["asr_start"] <= stages["utterance_end"] <= stages["asr_done"], stages
+    after = [s for s in STAGES if s not in ("utterance_end", "asr_start")]
+    assert sorted(after, key=stages.__getitem__) == after, stages
+
+
+async def test_asr_starts_at_a_pause_and_a_pause_inside_the_sentence_loses_nothing(
+    hearth: RunningHearth, speech: dict[str, SpeechSample]
+) -> None:
+    """A 300 ms pause mid-sentence (more than ``early_asr_ms``, less than ``min_silence_ms``):
+    the transcript begun there is dropped, the utterance is heard whole, and the transcript
+    begun at the final pause is the one used."""
+    used = counter("hearth_asr_early_total", outcome="used")
+    stale = counter("hearth_asr_early_total", outcome="stale")
+    hearth.llm.responder = lambda req: Reply("我是一个语音助手。")
+    # 40 ms of the first sample's tail, 200 ms of silence, the second's 120 ms lead-in
+    first = speech["test_16k.wav"].pcm[: 32 * 1300]
+    device = hearth.device()
+    await device.connect()
+    result = await device.speak(first + b"\0" * (32 * 200) + speech["16k_greet.wav"].pcm)
+    await device.close()
+    assert result.stt is not None
+    assert character_error_rate("你是什么模型你好啊", result.stt) <= 0.25, result.stt
+    assert counter("hearth_asr_early_total", outcome="stale") >= stale + 1
+    assert counter("hearth_asr_early_total", outcome="used") == used + 1
+    assert hearth.llm.last_user_text() == result.stt
 
 
 async def test_manual_mode_transcribes_nothing_until_listen_stop(
