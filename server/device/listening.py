@@ -60,6 +60,12 @@ class UtteranceEnded:
 class SpeechPaused:
     pcm: bytes  # the utterance so far, pre-roll and the pause's first silence included
     voiced_ms: int
+    silence_ms: int  # how much of the pause ``pcm`` holds
+
+    def as_ended(self, min_silence_ms: int) -> bytes:
+        """``pcm`` with the rest of the silence wait as digital silence: what the utterance
+        will be if nothing more is said (whisper hears a clipped ending differently)."""
+        return self.pcm + b"\0" * (BYTES_PER_MS * max(0, min_silence_ms - self.silence_ms))
 
 
 ListenerEvent = SpeechStarted | SpeechPaused | UtteranceEnded
@@ -192,7 +198,7 @@ class Listener:
         ):
             return []
         self._paused_sent = True
-        return [SpeechPaused(b"".join(self._speech), self._voiced_ms)]
+        return [SpeechPaused(b"".join(self._speech), self._voiced_ms, self._silence_ms)]
 
     def _remember(self, pcm: bytes, ms: int) -> None:
         self._pre_roll.append(pcm)

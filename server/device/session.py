@@ -144,7 +144,9 @@ class DeviceSession:
         self.voice = VoiceInput(services.voice) if services.voice is not None else None
         self._asr_lock = asyncio.Lock()
         self._asr_tasks: set[asyncio.Task[None]] = set()
-        self._early = EarlyTranscripts(self.clock)
+        self._early = EarlyTranscripts(
+            self.clock, services.voice.vad.min_silence_ms if services.voice else 0
+        )
         self._closing = False
         self._end_reason: str | None = None
         self._dropped_logged = False

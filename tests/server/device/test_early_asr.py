@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from server.device.early_asr import EarlyTranscripts
-from server.device.listening import EndReason, SpeechPaused, UtteranceEnded
+from server.device.listening import BYTES_PER_MS, EndReason, SpeechPaused, UtteranceEnded
 
 VOICE = b"\x01\x02" * 800
 SILENCE = b"\0\0" * 400
@@ -23,12 +23,13 @@ async def hear(pcm: bytes) -> str:
 
 
 async def test_the_utterance_that_ended_at_the_pause_takes_its_transcript() -> None:
-    early = EarlyTranscripts(lambda: 1.0)
-    early.start(SpeechPaused(VOICE + SILENCE, 300), hear)
+    early = EarlyTranscripts(lambda: 1.0, 100)  # the wait is 100 ms, the pause 25 ms so far
+    early.start(SpeechPaused(VOICE + SILENCE, 300, 25), hear)
     taken = early.take(ended(VOICE + SILENCE + SILENCE, 300))
     assert taken is not None
     heard = await taken.task
-    assert heard.text == f"{len(VOICE + SILENCE)} bytes"
+    # heard as the utterance will end: the rest of the wait (75 ms) as digital silence
+    assert heard.text == f"{len(VOICE + SILENCE) + 75 * BYTES_PER_MS} bytes"
     assert early.take(ended(VOICE + SILENCE + SILENCE, 300)) is None  # taken once
 
 
@@ -50,8 +51,8 @@ async def test_an_utterance_with_more_or_other_audio_is_transcribed_anew(
         await release.wait()
         return "stale"
 
-    early = EarlyTranscripts(lambda: 1.0)
-    early.start(SpeechPaused(VOICE + SILENCE, 300), slow)
+    early = EarlyTranscripts(lambda: 1.0, 25)
+    early.start(SpeechPaused(VOICE + SILENCE, 300, 25), slow)
     async with asyncio.timeout(5):
         await started.wait()
     pending = early._pending
@@ -66,13 +67,13 @@ async def test_a_new_pause_supersedes_the_last_and_a_stale_failure_is_nobodys() 
     async def broken(pcm: bytes) -> str:
         raise RuntimeError("recogniser crashed")
 
-    early = EarlyTranscripts(lambda: 1.0)
-    early.start(SpeechPaused(VOICE + SILENCE, 300), broken)
+    early = EarlyTranscripts(lambda: 1.0, 25)
+    early.start(SpeechPaused(VOICE + SILENCE, 300, 25), broken)
     first = early._pending
     assert first is not None
     async with asyncio.timeout(5):
         await asyncio.wait([first.task])
-    early.start(SpeechPaused(VOICE + SILENCE + VOICE + SILENCE, 600), hear)
+    early.start(SpeechPaused(VOICE + SILENCE + VOICE + SILENCE, 600, 25), hear)
     taken = early.take(ended(VOICE + SILENCE + VOICE + SILENCE + SILENCE, 600))
     assert taken is not None and taken is not first
     assert (await taken.task).text == f"{len(VOICE + SILENCE + VOICE + SILENCE)} bytes"

@@ -160,8 +160,10 @@ def test_a_pause_offers_the_audio_so_far_once_before_the_utterance_ends() -> Non
     assert events.index(pause) < events.index(utterance)
     assert pause.voiced_ms == utterance.voiced_ms == 6 * FRAME_MS
     # the paused audio is the utterance's prefix: voice and the pause's first 180 ms (3 frames)
-    assert len(pause.pcm) == 9 * FRAME_MS * BYTES_PER_MS
+    assert len(pause.pcm) == 9 * FRAME_MS * BYTES_PER_MS and pause.silence_ms == 180
     assert utterance.pcm.startswith(pause.pcm)
+    # padded to the wait, it is as long as the utterance the listener then cuts
+    assert len(pause.as_ended(480)) == len(utterance.pcm)
 
 
 def test_speech_after_a_pause_makes_a_new_pause_with_more_voice() -> None:
