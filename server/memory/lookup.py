@@ -113,11 +113,17 @@ class Scope:
         return any(word in self.relations for word in about)
 
 
-def scope_of(question: str) -> Scope:
+def scope_of(question: str, named: Sequence[str] = (), linked: Sequence[str] = ()) -> Scope:
+    """``named``: household names the request says (「给小橙子吃」), known from recalled
+    memories; a name names someone as a relation word does, and brings the relation words the
+    household links to it (``linked``: 女儿 for 小橙子), so her constraints stored under either
+    are hers — and the mother's or the cat's are not."""
     relations = tuple(entities.relations_in(question))
+    if named:
+        relations += tuple(w for w in linked if w in entities.RELATIONS and w not in relations)
     together = any(w in question for w in _WE)
     myself = _SELF.search(_POSSESSIVE.sub("", question)) is not None
-    everyone = together or (not relations and not myself)
+    everyone = together or (not relations and not myself and not named)
     return Scope(relations, me=myself or everyone, everyone=everyone)
 
 

@@ -232,7 +232,7 @@ class ReadPath:
         # whoever the question is about, by the names of the hits about them (「女儿叫小橙子」
         # for 「我女儿…」) or its own: only their constraints join from round 2 — a name in a
         # hit on another matter (「小橙子的钢琴课…」 for 「我的吉他课…」) brings no allergy
-        scope = lookup.scope_of(question)
+        scope = lookup.scope_of(question, _said_names(found.values(), question), linked)
         concerned = _names_from([r for r in starters if scope.covers(question, r.memory)], [])
         concerned += linked
         if names and s.entity_limit:
@@ -537,6 +537,23 @@ def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]
             if name not in names and name not in relations and name not in ("我", "用户"):
                 names.append(name)
     return names
+
+
+def _said_names(recalled: Iterable[Recalled], question: str) -> list[str]:
+    """The household names (not relation words) of recalled memories the question says."""
+    said: list[str] = []
+    for item in recalled:
+        for word in (item.memory.subject, *item.memory.entities):
+            if (
+                word
+                and len(word) >= 2
+                and word in question
+                and word not in entities.RELATIONS
+                and word not in entities.SELF_WORDS
+                and word not in said
+            ):
+                said.append(word)
+    return said
 
 
 def _linked(recalled: Iterable[Recalled], question: str) -> list[str]:

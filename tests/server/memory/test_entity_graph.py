@@ -131,3 +131,23 @@ async def test_a_fact_question_about_the_constraint_itself_keeps_it(read_path: R
     assert salt in _safety(asked), asked.as_json()
     age = await read_path.recall(WANG, "我爸今年多大了？", time.time())
     assert salt not in _safety(age) and salt in {m.text for m in age.unneeded}, age.as_json()
+
+
+async def test_a_request_naming_one_of_the_household_concerns_only_them(
+    read_path: ReadPath,
+) -> None:
+    """「晚上做个宫保鸡丁给小橙子吃」 names her, as 「给我女儿…」 would: her constraints, under her
+    name or the relation word 「女儿叫小橙子」 links to it — not the mother's or the cat's, which
+    the safety lookup reads for a request that names nobody."""
+    mom = "妈妈每天早上吃降压药，不能和西柚一起吃"
+    lines = [MemoryLine(text=mom, cls=MemoryClass.SAFETY, subject="妈妈"),
+             MemoryLine(text=PEANUT, cls=MemoryClass.SAFETY, subject="小橙子")]  # fmt: skip
+    import_memories(lines, WANG, read_path.embedder, read_path.store)
+    read_path.settings = load_settings().memory  # the safety lookup on
+    hers = await read_path.recall(WANG, "晚上做个宫保鸡丁给小橙子吃", time.time())
+    assert {PEANUT, MANGO} <= set(_safety(hers)), hers.as_json()
+    assert mom not in _safety(hers) and CHOCOLATE not in _safety(hers), hers.as_json()
+    everyone = await read_path.recall(WANG, "晚上做个宫保鸡丁", time.time())
+    assert {PEANUT, MANGO, mom} <= set(_safety(everyone)), everyone.as_json()
+    pet = await read_path.recall(WANG, "年糕能吃巧克力吗", time.time())
+    assert CHOCOLATE in _safety(pet) and MANGO not in _safety(pet), pet.as_json()
