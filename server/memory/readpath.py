@@ -232,7 +232,7 @@ class ReadPath:
         # whoever the question is about, by the names of the hits about them (「女儿叫小橙子」
         # for 「我女儿…」) or its own: only their constraints join from round 2 — a name in a
         # hit on another matter (「小橙子的钢琴课…」 for 「我的吉他课…」) brings no allergy
-        scope = lookup.scope_of(question, _said_names(found.values(), question), linked)
+        scope = _scope(question, found.values())
         concerned = _names_from([r for r in starters if scope.covers(question, r.memory)], [])
         concerned += linked
         if names and s.entity_limit:
@@ -260,7 +260,9 @@ class ReadPath:
         clock.lap("round2")
         ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
         # a constraint of someone the question does not concern is no concern of this turn,
-        # whichever round brought it (「我头疼，能吃片布洛芬吗？」 and 爸爸's gout)
+        # whichever round brought it (「我头疼，能吃片布洛芬吗？」 and 爸爸's gout); whom it
+        # concerns, again with the name statements round 2 brought (「女儿叫小橙子」 for 橙橙)
+        scope = _scope(question, ordered)
         result.unconcerned = [
             r.memory for r in ordered if not _concerns(question, scope, concerned, r.memory)
         ]
@@ -539,6 +541,14 @@ def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]
     return names
 
 
+def _scope(question: str, recalled: Iterable[Recalled]) -> lookup.Scope:
+    """Whose constraints the question can touch, knowing the household names it says from
+    the recalled memories, and whom those names are (``_aliases``)."""
+    found = list(recalled)
+    named = _said_names(found, question)
+    return lookup.scope_of(question, named, _aliases(found, [*named, *_linked(found, question)]))
+
+
 def _said_names(recalled: Iterable[Recalled], question: str) -> list[str]:
     """The household names (not relation words) of recalled memories the question says."""
     said: list[str] = []
@@ -554,6 +564,23 @@ def _said_names(recalled: Iterable[Recalled], question: str) -> list[str]:
             ):
                 said.append(word)
     return said
+
+
+def _aliases(recalled: Iterable[Recalled], words: list[str]) -> list[str]:
+    """``words`` and every other name and relation word the recalled name statements tie to
+    them, hop by hop (「小橙子小名叫橙橙」, then 「女儿叫小橙子」: 橙橙 reaches 女儿)."""
+    statements = [
+        set(_who(r.memory)) for r in recalled if "name" in slot_kinds.kinds_of(r.memory.text)
+    ]
+    known = set(words)
+    grew = True
+    while grew:
+        grew = False
+        for who in statements:
+            if who & known and not who <= known:
+                known |= who
+                grew = True
+    return [*words, *sorted(known - set(words))]
 
 
 def _linked(recalled: Iterable[Recalled], question: str) -> list[str]:

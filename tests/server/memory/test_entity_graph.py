@@ -149,5 +149,8 @@ async def test_a_request_naming_one_of_the_household_concerns_only_them(
     assert mom not in _safety(hers) and CHOCOLATE not in _safety(hers), hers.as_json()
     everyone = await read_path.recall(WANG, "晚上做个宫保鸡丁", time.time())
     assert {PEANUT, MANGO, mom} <= set(_safety(everyone)), everyone.as_json()
+    # a nickname, two name statements away from the relation word: 橙橙 → 小橙子 → 女儿
+    nickname = await read_path.recall(WANG, "橙橙能喝芒果汁吗？", time.time())
+    assert MANGO in _safety(nickname) and mom not in _safety(nickname), nickname.as_json()
     pet = await read_path.recall(WANG, "年糕能吃巧克力吗", time.time())
     assert CHOCOLATE in _safety(pet) and MANGO not in _safety(pet), pet.as_json()
