@@ -3,7 +3,8 @@
 - ASR real-time factor of the offline whisper on a ~3 s Chinese utterance (median of runs);
 - end of speech → ``stt`` on loopback: a device streams the utterance in real time as 60 ms Opus
   frames to a running device stack (instant scripted LLM/TTS), the clock starts after its last
-  voiced frame; this includes ``vad.min_silence_ms`` (waiting to be sure the person stopped);
+  voiced frame; this includes ``vad.min_silence_ms`` (waiting to be sure the person stopped),
+  which ASR overlaps from ``vad.early_asr_ms`` into the pause (``server.device.early_asr``);
 - uplink cost per 60 ms frame: Opus decode, Silero VAD, and the Listener;
 - character error rate on the recorded samples (natural voice) and on a generated espeak-ng set.
 """
@@ -168,8 +169,8 @@ async def main(settings: HearthSettings, runs: int) -> None:
     table.add_row("ASR real-time factor", f"{rtf:.2f}")
     eos = [t for t, _ in latencies]
     table.add_row(
-        f"end of speech → stt, p50 / max of {len(eos)} (incl. {settings.vad.min_silence_ms} ms "
-        "silence wait)",
+        f"end of speech → stt, p50 / max of {len(eos)} (incl. the {settings.vad.min_silence_ms}"
+        f" ms silence wait; ASR begun {settings.vad.early_asr_ms} ms into it)",
         f"{pct(eos, 0.5) * 1000:.0f} / {max(eos) * 1000:.0f} ms",
     )
     table.add_row(f"uplink per 60 ms frame, p50 (n={cost['frames']:.0f})",
