@@ -76,7 +76,7 @@ def linked_to(question: str, subject: str | None, about: Iterable[str]) -> list[
     (「女儿叫小橙子」, asked about 小橙子), every other name and relation word it is about,
     relation words with their synonyms (女儿 → 女儿, 闺女)."""
     words = [w for w in (subject, *about) if w and w not in SELF_WORDS]
-    named = [w for w in words if w not in RELATIONS and len(w) >= 2 and w in question]
+    named = names_said(question, subject, about)
     if not named:
         return []
     linked: list[str] = []
@@ -85,6 +85,16 @@ def linked_to(question: str, subject: str | None, about: Iterable[str]) -> list[
             if same not in named and same not in linked:
                 linked.append(same)
     return linked
+
+
+def names_said(question: str, subject: str | None, about: Iterable[str]) -> list[str]:
+    """The names (not relation words, not 我) of what a memory is about that the question says."""
+    words = (subject, *about)
+    return [
+        w
+        for w in words
+        if w and w not in SELF_WORDS and w not in RELATIONS and len(w) >= 2 and w in question
+    ]
 
 
 def names_in(text: str) -> list[str]:

@@ -51,16 +51,14 @@ class EarlyTranscripts:
         self._min_silence_ms = min_silence_ms
         self._pending: EarlyTranscript | None = None
 
+    async def hear(self, audio: bytes, recognise: Recognise) -> Heard:
+        """``audio`` recognised, with when it was: what an utterance not heard early waits on."""
+        text = await recognise(audio)
+        return Heard(text, self._clock())
+
     def start(self, pause: SpeechPaused, recognise: Recognise) -> None:
         self.discard()  # a pause after more speech supersedes the last one
-
-        audio = pause.as_ended(self._min_silence_ms)
-
-        async def heard() -> Heard:
-            text = await recognise(audio)
-            return Heard(text, self._clock())
-
-        task = asyncio.create_task(heard())
+        task = asyncio.create_task(self.hear(pause.as_ended(self._min_silence_ms), recognise))
         task.add_done_callback(_retrieve)
         self._pending = EarlyTranscript(pause.pcm, pause.voiced_ms, self._clock(), task)
 

@@ -314,12 +314,10 @@ class DeviceSession:
         async with self._asr_lock:
             started = early.started_at if early is not None else self.clock()
             try:
-                if early is not None:
-                    heard = await early.task
-                    text, finished = heard.text, heard.done_at
-                else:
-                    text = await self._recognise(utterance.pcm)
-                    finished = self.clock()
+                heard = await (
+                    early.task if early is not None
+                    else self._early.hear(utterance.pcm, self._recognise)
+                )  # fmt: skip
             except ProviderError as exc:
                 metrics.PROVIDER_ERRORS.labels(provider="asr").inc()
                 metrics.UTTERANCES.labels(outcome="asr_failed").inc()
@@ -330,8 +328,8 @@ class DeviceSession:
                     apology = self.settings.asr_apology
                     await self._start_turn(lambda turn: turn.say(apology, started=started))
                 return
-            elapsed = finished - started
-            done = max(finished, ended_at)  # what the turn waited for ASR starts at the end
+            text, elapsed = heard.text, heard.done_at - started
+            done = max(heard.done_at, ended_at)  # what the turn waited for ASR starts at the end
             metrics.ASR_SECONDS.observe(elapsed)
             self.log.info(
                 "voice.transcribed",

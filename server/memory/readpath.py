@@ -232,7 +232,7 @@ class ReadPath:
         # whoever the question is about, by the names of the hits about them (「女儿叫小橙子」
         # for 「我女儿…」) or its own: only their constraints join from round 2 — a name in a
         # hit on another matter (「小橙子的钢琴课…」 for 「我的吉他课…」) brings no allergy
-        scope = _scope(question, found.values())
+        scope = _scope(question, list(found.values()), linked)
         concerned = _names_from([r for r in starters if scope.covers(question, r.memory)], [])
         concerned += linked
         if names and s.entity_limit:
@@ -262,7 +262,7 @@ class ReadPath:
         # a constraint of someone the question does not concern is no concern of this turn,
         # whichever round brought it (「我头疼，能吃片布洛芬吗？」 and 爸爸's gout); whom it
         # concerns, again with the name statements round 2 brought (「女儿叫小橙子」 for 橙橙)
-        scope = _scope(question, ordered)
+        scope = _scope(question, ordered, _linked(ordered, question))
         result.unconcerned = [
             r.memory for r in ordered if not _concerns(question, scope, concerned, r.memory)
         ]
@@ -541,28 +541,23 @@ def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]
     return names
 
 
-def _scope(question: str, recalled: Iterable[Recalled]) -> lookup.Scope:
+def _scope(question: str, recalled: list[Recalled], linked: list[str]) -> lookup.Scope:
     """Whose constraints the question can touch, knowing the household names it says from
-    the recalled memories, and whom those names are (``_aliases``)."""
-    found = list(recalled)
-    named = _said_names(found, question)
-    return lookup.scope_of(question, named, _aliases(found, [*named, *_linked(found, question)]))
+    the recalled memories, and whom those names are (``linked``: ``_linked`` of the same
+    memories, then ``_aliases``)."""
+    named = _said_names(recalled, question)
+    return lookup.scope_of(question, named, _aliases(recalled, [*named, *linked]))
 
 
 def _said_names(recalled: Iterable[Recalled], question: str) -> list[str]:
     """The household names (not relation words) of recalled memories the question says."""
     said: list[str] = []
     for item in recalled:
-        for word in (item.memory.subject, *item.memory.entities):
-            if (
-                word
-                and len(word) >= 2
-                and word in question
-                and word not in entities.RELATIONS
-                and word not in entities.SELF_WORDS
-                and word not in said
-            ):
-                said.append(word)
+        said += [
+            word
+            for word in entities.names_said(question, item.memory.subject, item.memory.entities)
+            if word not in said
+        ]
     return said
 
 
