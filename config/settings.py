@@ -175,6 +175,7 @@ class MemorySettings(_Section):
     safety_lookup_limit: int = Field(ge=0, le=20)
     slot_limit: int = Field(ge=0, le=20)
     schedule_limit: int = Field(ge=0, le=20)
+    related_limit: int = Field(ge=0, le=50)
     inline_rules: bool
     say_constraints: bool
     cue_limit: int = Field(ge=0, le=20)

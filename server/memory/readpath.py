@@ -42,7 +42,9 @@
    (``unconcerned``); so is, on a question for what is so that no constraint could touch
    (「小橙子周六几点上钢琴课？」「老婆周一还练瑜伽吗？」), a constraint it does not ask about
    (no content word in common once whom it is about is left out) and no cue of it matched
-   (``unneeded``).
+   (``unneeded``). The related group carries at most ``related_limit`` lines (what a slot,
+   schedule or cue search found first, then the best scores; the rest logged as ``beyond``):
+   every line is prompt the model reads before its first word.
 6. The block says what memory does not hold: a personal question with nothing recalled gets the
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
    A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
@@ -126,6 +128,7 @@ class Recall:
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
     unneeded: list[Memory] = field(default_factory=list)  # unasked, on a what-is-so question
+    beyond: list[Memory] = field(default_factory=list)  # related, past the prompt's budget
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -142,6 +145,7 @@ class Recall:
             "applies": [m.text for m in self.applies],
             "unconcerned": [m.text for m in self.unconcerned],
             "unneeded": [m.text for m in self.unneeded],
+            "beyond": [m.text for m in self.beyond],
             "memory_lacks": self.grounds is not None and self.grounds.lacking,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
@@ -279,8 +283,12 @@ class ReadPath:
         left_out = {m.key for m in (*result.unconcerned, *result.unneeded)}
         ordered = [r for r in ordered if r.memory.key not in left_out]
         result.safety = [r for r in ordered if r.group == "safety"]
-        result.related = [r for r in ordered if r.group == "related"]
-        result.grounds = _grounds(question, anchored, [r.memory for r in ordered], now)
+        related = [r for r in ordered if r.group == "related"]
+        result.related = _within_budget(related, s.related_limit)
+        result.beyond = [r.memory for r in related if r not in result.related]
+        # whether memory holds the answer is judged on what the model will read
+        shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
+        result.grounds = _grounds(question, anchored, shown, now)
         # said by Hearth first (server.memory.applies): whatever brought them into the group
         if result.safety and s.say_constraints:
             said = [(r.memory, r.cue) for r in result.safety]
@@ -350,6 +358,7 @@ class ReadPath:
             said_first=[m.text for m in recall.applies],
             unconcerned=[m.text for m in recall.unconcerned],
             unneeded=[m.text for m in recall.unneeded],
+            beyond=[m.text for m in recall.beyond],
             # a fact question memory holds no answer to, and the lines that verdict read
             memory_lacks=recall.grounds.about
             if recall.grounds and recall.grounds.lacking
@@ -467,15 +476,32 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
         known = found.get(memory.key)
         if known is None:
             found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
-        elif known.why == "lexical" and why in ("relation", "slot"):
+        elif known.why == "lexical" and why in ("relation", "slot", "schedule"):
             # a word match that is also about whom the question asks (「女儿叫小橙子」 for
-            # 「我女儿…」): its names start the name round like any such hit
+            # 「我女儿…」): its names start the name round like any such hit; one at the time a
+            # plan names is kept first within the related budget (``TARGETED``)
             found[memory.key] = replace(known, why=why)
 
 
 def _group(memory: Memory) -> Group:
     """Safety-class memories are promoted into the safety group, whatever round found them."""
     return "safety" if memory.cls is MemoryClass.SAFETY else "related"
+
+
+# found by a search for the kind of fact asked, the time named or a cue — not by likeness alone
+TARGETED: frozenset[Why] = frozenset({"slot", "schedule", "cue"})
+
+
+def _within_budget(related: list[Recalled], limit: int) -> list[Recalled]:
+    """The related memories the prompt carries (``related_limit``; 0: all), in score order:
+    the targeted ones first, then the best scores. Every line is read by the model before its
+    first word (~15 tokens, ~140 ms on two cores); the seventh fact about 老婆 does not help
+    answer her birthday. A schedule hit scores low against 「周六上午全家去郊游怎么样？」 and is
+    the one that matters."""
+    if not limit or len(related) <= limit:
+        return related
+    first = sorted(related, key=lambda r: r.why not in TARGETED)[:limit]  # stable: by score
+    return [r for r in related if r in first]
 
 
 def _cued(hits: list[Hit], found: dict[str, Recalled], limit: int) -> dict[str, Hit]:

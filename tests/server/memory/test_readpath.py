@@ -347,3 +347,33 @@ def test_a_question_about_a_held_plan_is_a_household_question(
     ]
     grounds = _grounds(question, False, recalled, 0.0)
     assert (grounds.lacking if grounds else None) is lacking
+
+
+async def test_the_related_group_keeps_to_its_budget_targeted_hits_first(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """Every related line is prompt the model reads before its first word: 「老婆生日是哪天？」
+    carries the birthday, not the seventh fact about her; a plan's schedule hit scores low and
+    is kept before better-scoring likeness; what the budget left out is logged (``beyond``)."""
+    about_her = ("老婆的生日是三月十二号", "老婆最喜欢的花是向日葵", "老婆喜欢看悬疑小说",
+                 "老婆的小名叫芳芳", "老婆在市一医院当护士", "老婆的瑜伽课在每周二晚上",
+                 "老婆周末喜欢去西湖边散步")  # fmt: skip
+    memories = [Memory(t, ZHANG, subject="老婆", entities=("老婆",)) for t in about_her]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    budget = read_path.settings.related_limit
+    assert budget and len(about_her) > budget
+    open_ = ReadPath(embedder, store, read_path.settings.model_copy(update={"related_limit": 0}))
+    everything = await open_.recall(ZHANG, "老婆生日是哪天？")
+    assert len(everything.related) > budget and everything.beyond == []
+    recall = await read_path.recall(ZHANG, "老婆生日是哪天？")
+    assert len(recall.related) == budget
+    assert "老婆的生日是三月十二号" in texts(recall.related)
+    assert set(texts(recall.related)) | {m.text for m in recall.beyond} == set(
+        texts(everything.related)
+    )
+    assert recall.block.count("\n- ") == budget + len(recall.safety)
+    assert recall.as_json()["beyond"] == [m.text for m in recall.beyond]
+    plan = await read_path.recall(ZHANG, "周四晚上老婆能陪我去吃饭吗？")
+    whys = {r.memory.text: r.why for r in plan.related}
+    assert len(plan.related) <= budget
+    assert whys.get("我每周四晚上七点有吉他课") == "schedule", whys
