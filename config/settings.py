@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic_settings import (
@@ -29,6 +29,8 @@ from config.settings_files import (
 
 # Environment variables with our prefix that are not settings.
 _ENV_NOT_SETTINGS = frozenset({"HEARTH_CONFIG"})
+# related lines per prompt with the embedded model (e2e dev and the latency bench, README)
+AUTO_RELATED_LIMIT = 4
 
 
 class SettingsError(Exception):
@@ -175,12 +177,20 @@ class MemorySettings(_Section):
     safety_lookup_limit: int = Field(ge=0, le=20)
     slot_limit: int = Field(ge=0, le=20)
     schedule_limit: int = Field(ge=0, le=20)
-    related_limit: int = Field(ge=0, le=50)
+    related_limit: Annotated[int, Field(ge=0, le=50)] | Literal["auto"]
     inline_rules: bool
     say_constraints: bool
     cue_limit: int = Field(ge=0, le=20)
     cue_threshold: float = Field(ge=-1, le=1)
     index_min_points: int = Field(ge=0)
+
+    def related_budget(self, embedded_llm: bool) -> int:
+        """Lines of the related group a prompt carries (0: all). ``auto``: a budget when the
+        embedded model reads them on the device's CPU, where each line delays the first word;
+        none for a hosted model, for which more context costs next to nothing."""
+        if self.related_limit == "auto":
+            return AUTO_RELATED_LIMIT if embedded_llm else 0
+        return self.related_limit
 
 
 class ApiModel(_Section):

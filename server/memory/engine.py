@@ -30,5 +30,5 @@ class MemoryEngine:
 
 def build_memory(settings: HearthSettings, embedder: Embedder | None = None) -> MemoryEngine:
     core = build_core(settings, embedder)
-    read_path = ReadPath(core.embedder, core.store, settings.memory)
+    read_path = ReadPath(core.embedder, core.store, settings.memory, settings.embedded_llm)
     return MemoryEngine(core.embedder, core.store, read_path, core.index_min_points)

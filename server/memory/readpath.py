@@ -153,10 +153,14 @@ class Recall:
 
 
 class ReadPath:
-    def __init__(self, embedder: Embedder, store: MemoryStore, settings: MemorySettings) -> None:
+    def __init__(
+        self, embedder: Embedder, store: MemoryStore, settings: MemorySettings,
+        embedded_llm: bool = True,
+    ) -> None:  # fmt: skip
         self.embedder = embedder
         self.store = store
         self.settings = settings
+        self.embedded_llm = embedded_llm  # the related budget (``related_limit: auto``)
         warm_words()  # the place names of unanchored questions: jieba's dictionary, once
 
     async def recall(self, person: PersonId, question: str, now: float | None = None) -> Recall:
@@ -284,7 +288,7 @@ class ReadPath:
         ordered = [r for r in ordered if r.memory.key not in left_out]
         result.safety = [r for r in ordered if r.group == "safety"]
         related = [r for r in ordered if r.group == "related"]
-        result.related = _within_budget(related, s.related_limit)
+        result.related = _within_budget(related, s.related_budget(self.embedded_llm))
         result.beyond = [r.memory for r in related if r not in result.related]
         # whether memory holds the answer is judged on what the model will read
         shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
@@ -493,7 +497,7 @@ TARGETED: frozenset[Why] = frozenset({"slot", "schedule", "cue"})
 
 
 def _within_budget(related: list[Recalled], limit: int) -> list[Recalled]:
-    """The related memories the prompt carries (``related_limit``; 0: all), in score order:
+    """The related memories the prompt carries (``related_limit``, 0: all), in score order:
     the targeted ones first, then the best scores. Every line is read by the model before its
     first word (~15 tokens, ~140 ms on two cores); the seventh fact about 老婆 does not help
     answer her birthday. A schedule hit scores low against 「周六上午全家去郊游怎么样？」 and is

@@ -360,11 +360,16 @@ async def test_the_related_group_keeps_to_its_budget_targeted_hits_first(
                  "老婆周末喜欢去西湖边散步")  # fmt: skip
     memories = [Memory(t, ZHANG, subject="老婆", entities=("老婆",)) for t in about_her]
     store.upsert(memories, embedder.embed([m.text for m in memories]))
-    budget = read_path.settings.related_limit
+    assert read_path.settings.related_limit == "auto"
+    budget = read_path.settings.related_budget(embedded_llm=True)
     assert budget and len(about_her) > budget
     open_ = ReadPath(embedder, store, read_path.settings.model_copy(update={"related_limit": 0}))
     everything = await open_.recall(ZHANG, "老婆生日是哪天？")
     assert len(everything.related) > budget and everything.beyond == []
+    hosted = await ReadPath(embedder, store, read_path.settings, embedded_llm=False).recall(
+        ZHANG, "老婆生日是哪天？"
+    )  # a hosted model reads every line: no budget
+    assert texts(hosted.related) == texts(everything.related)
     recall = await read_path.recall(ZHANG, "老婆生日是哪天？")
     assert len(recall.related) == budget
     assert "老婆的生日是三月十二号" in texts(recall.related)
