@@ -93,7 +93,8 @@ class AgentMemory:
 
     async def search(self, who: McpIdentity, query: str, limit: int) -> dict[str, Any]:
         recall = await self.memory.read_path.recall(who.person, query[:500])
-        found = [*recall.safety, *recall.related][: max(1, min(limit, 20))]
+        # the caller's limit, not the device prompt's budget, says how many it gets
+        found = [*recall.safety, *recall.related, *recall.beyond][: max(1, min(limit, 20))]
         log.info("mcp.search", person=who.person, client=who.name, query=query, hits=len(found))
         return {"memories": [r.as_json() for r in found], "prompt_block": recall.block}
 

@@ -128,7 +128,7 @@ class Recall:
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
     unneeded: list[Memory] = field(default_factory=list)  # unasked, on a what-is-so question
-    beyond: list[Memory] = field(default_factory=list)  # related, past the prompt's budget
+    beyond: list[Recalled] = field(default_factory=list)  # related, past the prompt's budget
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -145,7 +145,7 @@ class Recall:
             "applies": [m.text for m in self.applies],
             "unconcerned": [m.text for m in self.unconcerned],
             "unneeded": [m.text for m in self.unneeded],
-            "beyond": [m.text for m in self.beyond],
+            "beyond": [r.memory.text for r in self.beyond],
             "memory_lacks": self.grounds is not None and self.grounds.lacking,
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
@@ -289,7 +289,7 @@ class ReadPath:
         result.safety = [r for r in ordered if r.group == "safety"]
         related = [r for r in ordered if r.group == "related"]
         result.related = _within_budget(related, s.related_budget(self.embedded_llm))
-        result.beyond = [r.memory for r in related if r not in result.related]
+        result.beyond = [r for r in related if r not in result.related]
         # whether memory holds the answer is judged on what the model will read
         shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
         result.grounds = _grounds(question, anchored, shown, now)
@@ -362,7 +362,7 @@ class ReadPath:
             said_first=[m.text for m in recall.applies],
             unconcerned=[m.text for m in recall.unconcerned],
             unneeded=[m.text for m in recall.unneeded],
-            beyond=[m.text for m in recall.beyond],
+            beyond=[r.memory.text for r in recall.beyond],
             # a fact question memory holds no answer to, and the lines that verdict read
             memory_lacks=recall.grounds.about
             if recall.grounds and recall.grounds.lacking

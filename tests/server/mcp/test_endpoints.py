@@ -22,7 +22,7 @@ from config import keys
 from config.settings import load_settings
 from memory.importer import import_file
 from memory.registry import Speakers
-from memory.schema import PersonId
+from memory.schema import Memory, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from providers.processes import free_port
@@ -97,6 +97,25 @@ async def test_endpoints_expose_their_tools_and_bind_the_token_person(rig: Rig) 
         assert {t.name for t in (await client.list_tools()).tools} == {"check_safety"}
         safety = payload(await client.call_tool("check_safety", {"topic": "推荐个餐厅"}))
         assert "我老婆对海鲜过敏" in safety
+
+
+async def test_an_agents_search_limit_is_not_the_device_prompts_budget(rig: Rig) -> None:
+    """The device prompt carries four related lines with the embedded model; an agent asking
+    for ten gets ten (the prompt block it is also handed keeps to the budget)."""
+    about_her = ("老婆最喜欢的花是向日葵", "老婆喜欢看悬疑小说", "老婆的小名叫芳芳",
+                 "老婆在市一医院当护士", "老婆周末喜欢去西湖边散步",
+                 "老婆的瑜伽课在每周二晚上")  # fmt: skip
+    memories = [Memory(t, PersonId("zhang"), subject="老婆", entities=("老婆",)) for t in about_her]
+    rig.engine.store.upsert(memories, rig.engine.embedder.embed(list(about_her)))
+    question = "我老婆平时喜欢什么？"
+    recall = await rig.engine.read_path.recall(PersonId("zhang"), question)
+    assert recall.beyond, "the budget left nothing out: the test shows nothing"
+    zhang = await rig.tokens.create("claude-code", "zhang", "claude-code", "agent")
+    async with mcp_client(rig.urls["agent"], zhang) as client:
+        found = payload(await client.call_tool("memory_search", {"query": question, "limit": 10}))
+    every = [r.memory.text for r in (*recall.safety, *recall.related, *recall.beyond)]
+    assert [m["text"] for m in found["memories"]] == every[:10]
+    assert found["prompt_block"].count("\n- ") == len(recall.safety) + len(recall.related)
 
 
 async def test_other_persons_memories_are_never_read_or_written(rig: Rig) -> None:
