@@ -69,7 +69,14 @@ class HearthUnderTest:
         )
 
     async def admin(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        response = await self.http.request(method, path, **kwargs)
+        try:
+            response = await self.http.request(method, path, **kwargs)
+        except (httpx.ReadError, httpx.RemoteProtocolError):
+            if method != "GET":
+                raise
+            # the server closed an idle keep-alive connection as this read reused it (a
+            # latency run died of it once): a read is asked again on a new connection
+            response = await self.http.request(method, path, **kwargs)
         response.raise_for_status()
         body: dict[str, Any] = response.json()
         return body
