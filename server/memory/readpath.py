@@ -170,6 +170,7 @@ class ReadPath:
         [vector] = await embed_async(self.embedder, [question])
         clock.lap("embed")
         found: dict[str, Recalled] = {}
+        targeted: set[str] = set()  # found by a slot or schedule search, whatever else did
         relations = entities.relations_in(question)
         s = self.settings
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
@@ -191,7 +192,7 @@ class ReadPath:
         asked = slot_kinds.asked(question) if s.slot_limit else ()
         if asked:  # 「我是做什么工作的？」: the memories stating it, whatever their words
             searches.append(Search(vector, s.slot_limit, None, slots=asked))
-        at = when.asked(question) if s.schedule_limit else ()
+        at = when.asked(question, now) if s.schedule_limit else ()
         if at:  # 「周四晚上能约朋友吃饭吗？」: what the household already has then
             searches.append(Search(vector, s.schedule_limit, None, when=at))
         if cues:
@@ -222,10 +223,12 @@ class ReadPath:
         if asked:
             about_whom = _about_whom_asked(question, anchored, relations, next(rounds))
             _collect(found, about_whom, "slot", now)
+            targeted |= {h.memory.key for h in about_whom}
         if at:
             scope = lookup.scope_of(question)
             then = [h for h in next(rounds) if scope.covers(question, h.memory)]
             _collect(found, then, "schedule", now)
+            targeted |= {h.memory.key for h in then}
         cued = _cued(next(rounds), found, s.cue_limit) if cues else {}
         for about in rounds:
             _collect(found, about, "relation", now)
@@ -288,7 +291,7 @@ class ReadPath:
         ordered = [r for r in ordered if r.memory.key not in left_out]
         result.safety = [r for r in ordered if r.group == "safety"]
         related = [r for r in ordered if r.group == "related"]
-        result.related = _within_budget(related, s.related_budget(self.embedded_llm))
+        result.related = _within_budget(related, s.related_budget(self.embedded_llm), targeted)
         result.beyond = [r for r in related if r not in result.related]
         # whether memory holds the answer is judged on what the model will read
         shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
@@ -496,15 +499,17 @@ def _group(memory: Memory) -> Group:
 TARGETED: frozenset[Why] = frozenset({"slot", "schedule", "cue"})
 
 
-def _within_budget(related: list[Recalled], limit: int) -> list[Recalled]:
+def _within_budget(related: list[Recalled], limit: int, targeted: set[str]) -> list[Recalled]:
     """The related memories the prompt carries (``related_limit``, 0: all), in score order:
-    the targeted ones first, then the best scores. Every line is read by the model before its
-    first word (~15 tokens, ~140 ms on two cores); the seventh fact about 老婆 does not help
-    answer her birthday. A schedule hit scores low against 「周六上午全家去郊游怎么样？」 and is
-    the one that matters."""
+    the targeted ones first (``TARGETED``, or keys a slot or schedule search found that an
+    earlier round had already brought), then the best scores. Every line is read by the model
+    before its first word (~15 tokens, ~140 ms on two cores); the seventh fact about 老婆 does
+    not help answer her birthday. A schedule hit scores low against 「周六上午全家去郊游怎么
+    样？」 and is the one that matters."""
     if not limit or len(related) <= limit:
         return related
-    first = sorted(related, key=lambda r: r.why not in TARGETED)[:limit]  # stable: by score
+    first = sorted(related, key=lambda r: r.why not in TARGETED and r.memory.key not in targeted)
+    first = first[:limit]  # a stable sort: by score within each part
     return [r for r in related if r in first]
 
 

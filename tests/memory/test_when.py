@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from memory import schema, when
 from memory.schema import Memory, PersonId
 
@@ -27,3 +29,13 @@ def test_a_plan_at_a_part_of_the_day_meets_only_that_part() -> None:
 def test_the_payload_carries_the_time_keys() -> None:
     payload = Memory("我每周四晚上七点有吉他课", PersonId("p")).to_payload()
     assert payload[schema.WHEN] == ["周四晚上"]
+
+
+def test_a_day_counted_from_today_is_its_weekday() -> None:
+    wednesday = time.mktime((2026, 12, 2, 12, 0, 0, 0, 0, -1))  # local noon
+    assert when.asked("后天上午小橙子有什么安排？", wednesday) == ("周五上午", "周五")
+    assert when.asked("明晚能约朋友吃饭吗？", wednesday) == ("周四晚上", "周四")
+    assert when.asked("大后天下午有空吗？", wednesday) == ("周六下午", "周六")
+    assert when.asked("今晚出去吃饭吧", wednesday) == ("周三晚上", "周三")
+    assert when.asked("后天上午有什么安排？") == ()  # no clock, no counting
+    assert when.asked("明天会下雨吗", wednesday) == ()  # a whole day: too coarse

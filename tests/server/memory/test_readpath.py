@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from config.settings import load_settings
@@ -380,3 +382,28 @@ async def test_the_related_group_keeps_to_its_budget_targeted_hits_first(
     whys = {r.memory.text: r.why for r in plan.related}
     assert len(plan.related) <= budget
     assert whys.get("我每周四晚上七点有吉他课") == "schedule", whys
+
+
+async def test_a_plan_counted_from_today_finds_what_is_on_that_weekday(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """「后天上午小橙子有什么安排」 on a Wednesday asks about Friday morning: the vaccine then is
+    found by the schedule search, and kept first within the related budget (here one line)
+    even though the direct search found it too, among likelier lines about her."""
+    vaccine = Memory("周五上午带小橙子去打疫苗", ZHANG, MemoryClass.EVENT, Decay.TIME,
+                     4_102_444_800.0, "小橙子", entities=("小橙子",))  # fmt: skip
+    about_her = ("小橙子特别喜欢恐龙", "小橙子上幼儿园大班", "小橙子的钢琴老师姓王",
+                 "小橙子最爱吃草莓", "小橙子周末喜欢去公园玩")  # fmt: skip
+    others = [Memory(t, ZHANG, subject="小橙子", entities=("小橙子",)) for t in about_her]
+    memories = [vaccine, *others]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    settings = read_path.settings.model_copy(update={"related_limit": 1, "lexical_limit": 0})
+    one_line = ReadPath(embedder, store, settings)
+    wednesday = time.mktime((2026, 12, 2, 12, 0, 0, 0, 0, -1))
+    question = "后天上午小橙子有什么安排"
+    recall = await one_line.recall(ZHANG, question, wednesday)
+    assert texts(recall.related) == [vaccine.text], texts(recall.beyond)
+    unscheduled = ReadPath(embedder, store, settings.model_copy(update={"schedule_limit": 0}))
+    by_score = await unscheduled.recall(ZHANG, question, wednesday)
+    assert len(by_score.related) == 1 and len(by_score.beyond) >= 4
+    assert texts(by_score.related) != [vaccine.text], "by score alone it would be kept anyway"
