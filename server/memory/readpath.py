@@ -293,9 +293,15 @@ class ReadPath:
         related = [r for r in ordered if r.group == "related"]
         result.related = _within_budget(related, s.related_budget(self.embedded_llm), targeted)
         result.beyond = [r for r in related if r not in result.related]
-        # whether memory holds the answer is judged on what the model will read
+        # whether memory holds the answer is judged on what the model will read — and when
+        # only a line past the budget holds it, the budget gives way: the block must not say
+        # 「这些记忆里没有这个问题的答案」 of an answer memory has
         shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
         result.grounds = _grounds(question, anchored, shown, now)
+        if result.beyond and result.grounds is not None and result.grounds.lacking:
+            whole = _grounds(question, anchored, [r.memory for r in ordered], now)
+            if whole is not None and not whole.lacking:
+                result.related, result.beyond, result.grounds = related, [], whole
         # said by Hearth first (server.memory.applies): whatever brought them into the group
         if result.safety and s.say_constraints:
             said = [(r.memory, r.cue) for r in result.safety]

@@ -407,3 +407,30 @@ async def test_a_plan_counted_from_today_finds_what_is_on_that_weekday(
     by_score = await unscheduled.recall(ZHANG, question, wednesday)
     assert len(by_score.related) == 1 and len(by_score.beyond) >= 4
     assert texts(by_score.related) != [vaccine.text], "by score alone it would be kept anyway"
+
+
+async def test_the_budget_gives_way_when_only_a_line_past_it_holds_the_answer(
+    read_path: ReadPath, store: EdgeMemoryStore, embedder: UseEmbedder
+) -> None:
+    """「老婆的瑜伽课几点开始？」 asks a clock time: the likeliest lines about her class hold none,
+    the long one that does ranks below them. With a budget of one line the block would tell the
+    model memory lacks the answer — so the budget gives way and every line goes in."""
+    likely = (
+        "老婆的瑜伽课在小区会所上",
+        "老婆的瑜伽课是跟同事一起报的",
+        "老婆的瑜伽课一节课要交一百块",
+    )
+    answer = "老婆说她们那个班每次都是晚上七点半开始上瑜伽课，教练姓刘，人特别好，一节要九十分钟"
+    memories = [Memory(t, ZHANG, subject="老婆", entities=("老婆",)) for t in (*likely, answer)]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    settings = read_path.settings.model_copy(update={"related_limit": 1, "lexical_limit": 0})
+    question = "老婆的瑜伽课几点开始？"
+    everything = await ReadPath(
+        embedder, store, settings.model_copy(update={"related_limit": 0})
+    ).recall(ZHANG, question)
+    assert answer in texts(everything.related)
+    assert texts(everything.related)[0] != answer, "it must rank below a line without a time"
+    assert everything.grounds is not None and not everything.grounds.lacking
+    recall = await ReadPath(embedder, store, settings).recall(ZHANG, question)
+    assert answer in texts(recall.related) and recall.beyond == []
+    assert recall.grounds is not None and not recall.grounds.lacking
