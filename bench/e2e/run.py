@@ -100,9 +100,17 @@ async def _replay(hearth: HearthUnderTest, today: dt.date, options: E2EOptions) 
         await redis.aclose()
 
 
+BUDGET_KEY = "memory.related_limit"
+
+
 async def run(home: HearthSettings, options: E2EOptions) -> Path:
-    """Retrieval-only runs without a model of their own get the instant endpoint."""
+    """Retrieval-only runs without a model of their own get the instant endpoint — standing in
+    for the embedded model, whose related budget (``memory.related_limit: auto``) it keeps
+    unless the run sets one."""
     if options.llm_url is None and set(options.layers) == {"retrieval"}:
+        if not any(o.partition("=")[0].strip() == BUDGET_KEY for o in options.overrides):
+            budget = home.memory.related_budget(embedded_llm=True)
+            options.overrides = [*options.overrides, f"{BUDGET_KEY}={budget}"]
         async with instant_llm() as url:
             options.llm_url = url
             return await _run(options, home)
