@@ -103,14 +103,20 @@ async def _replay(hearth: HearthUnderTest, today: dt.date, options: E2EOptions) 
 BUDGET_KEY = "memory.related_limit"
 
 
+def standing_in(overrides: list[str], home: HearthSettings) -> list[str]:
+    """``overrides`` plus the embedded model's related budget, unless they set one: an
+    endpoint standing in for the local model makes ``auto`` read as a hosted LLM's."""
+    if any(o.partition("=")[0].strip() == BUDGET_KEY for o in overrides):
+        return overrides
+    return [*overrides, f"{BUDGET_KEY}={home.memory.related_budget(embedded_llm=True)}"]
+
+
 async def run(home: HearthSettings, options: E2EOptions) -> Path:
     """Retrieval-only runs without a model of their own get the instant endpoint — standing in
     for the embedded model, whose related budget (``memory.related_limit: auto``) it keeps
     unless the run sets one."""
     if options.llm_url is None and set(options.layers) == {"retrieval"}:
-        if not any(o.partition("=")[0].strip() == BUDGET_KEY for o in options.overrides):
-            budget = home.memory.related_budget(embedded_llm=True)
-            options.overrides = [*options.overrides, f"{BUDGET_KEY}={budget}"]
+        options.overrides = standing_in(options.overrides, home)
         async with instant_llm() as url:
             options.llm_url = url
             return await _run(options, home)

@@ -23,9 +23,9 @@ from bench.e2e.data import (
 from bench.e2e.hearth import env_overrides
 from bench.e2e.judge import parse_verdict
 from bench.e2e.report import compare
-from bench.e2e.run import E2EOptions, run
+from bench.e2e.run import E2EOptions, run, standing_in
 from bench.speech import character_error_rate, recorded_samples
-from config.settings import load_settings
+from config.settings import AUTO_RELATED_LIMIT, load_settings
 from tests.support.scripted_llm import Reply, ScriptedLLM
 
 SNAPSHOT = """
@@ -180,6 +180,16 @@ def test_set_overrides_become_environment_variables() -> None:
     }  # fmt: skip
     with pytest.raises(ValueError, match="KEY=VALUE"):
         env_overrides(["memory.entity_limit"])
+
+
+def test_the_instant_endpoint_keeps_the_embedded_models_related_budget() -> None:
+    home = load_settings()
+    assert home.memory.related_limit == "auto"
+    assert standing_in(["memory.entity_limit=0"], home) == [
+        "memory.entity_limit=0",
+        f"memory.related_limit={AUTO_RELATED_LIMIT}",
+    ]
+    assert standing_in(["memory.related_limit=0"], home) == ["memory.related_limit=0"]
 
 
 CONVERSATION = """
