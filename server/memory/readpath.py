@@ -170,7 +170,7 @@ class ReadPath:
         [vector] = await embed_async(self.embedder, [question])
         clock.lap("embed")
         found: dict[str, Recalled] = {}
-        targeted: set[str] = set()  # found by a slot or schedule search, whatever else did
+        targeted: set[str] = set()  # found by a slot, schedule or cue search (and maybe more)
         relations = entities.relations_in(question)
         s = self.settings
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
@@ -230,6 +230,7 @@ class ReadPath:
             _collect(found, then, "schedule", now)
             targeted |= {h.memory.key for h in then}
         cued = _cued(next(rounds), found, s.cue_limit) if cues else {}
+        targeted |= cued.keys()
         for about in rounds:
             _collect(found, about, "relation", now)
         clock.lap("round1")
@@ -491,8 +492,7 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
             found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
         elif known.why == "lexical" and why in ("relation", "slot", "schedule"):
             # a word match that is also about whom the question asks (「女儿叫小橙子」 for
-            # 「我女儿…」): its names start the name round like any such hit; one at the time a
-            # plan names is kept first within the related budget (``TARGETED``)
+            # 「我女儿…」): its names start the name round like any such hit
             found[memory.key] = replace(known, why=why)
 
 
@@ -501,22 +501,18 @@ def _group(memory: Memory) -> Group:
     return "safety" if memory.cls is MemoryClass.SAFETY else "related"
 
 
-# found by a search for the kind of fact asked, the time named or a cue — not by likeness alone
-TARGETED: frozenset[Why] = frozenset({"slot", "schedule", "cue"})
-
-
 def _within_budget(related: list[Recalled], limit: int, targeted: set[str]) -> list[Recalled]:
     """The related memories the prompt carries (``related_limit``, 0: all), in score order:
-    the targeted ones first (``TARGETED``, or keys a slot or schedule search found that an
-    earlier round had already brought), then the best scores. Every line is read by the model
-    before its first word (~15 tokens, ~140 ms on two cores); the seventh fact about 老婆 does
-    not help answer her birthday. A schedule hit scores low against 「周六上午全家去郊游怎么
-    样？」 and is the one that matters."""
+    the ``targeted`` ones first — found by a search for the kind of fact asked, the time named
+    or a cue, not by likeness alone (whichever round brought them first) — then the best
+    scores. Every line is read by the model before its first word (~15 tokens, ~140 ms on two
+    cores); the seventh fact about 老婆 does not help answer her birthday. A schedule hit scores
+    low against 「周六上午全家去郊游怎么样？」 and is the one that matters."""
     if not limit or len(related) <= limit:
         return related
-    first = sorted(related, key=lambda r: r.why not in TARGETED and r.memory.key not in targeted)
-    first = first[:limit]  # a stable sort: by score within each part
-    return [r for r in related if r in first]
+    first = sorted(related, key=lambda r: r.memory.key not in targeted)  # stable: by score
+    kept = {r.memory.key for r in first[:limit]}
+    return [r for r in related if r.memory.key in kept]
 
 
 def _cued(hits: list[Hit], found: dict[str, Recalled], limit: int) -> dict[str, Hit]:
