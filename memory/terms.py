@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 _WORD = re.compile(r"[a-z0-9]+")
 _HAN = re.compile(r"[\u4e00-\u9fff]+")
-_STOP = frozenset(
+STOP_WORDS = frozenset(
     (
         "the", "and", "for", "with", "that", "this", "what", "when", "where", "who", "whom",
         "which", "why", "how", "would", "could", "should", "will", "can", "may", "might", "not",
@@ -31,7 +31,7 @@ def any_of(words: Iterable[str]) -> re.Pattern[str]:
 
 def terms(text: str) -> set[str]:
     lowered = text.lower()
-    found = {w[:5] for w in _WORD.findall(lowered) if len(w) >= 3 and w not in _STOP}
+    found = {w[:5] for w in _WORD.findall(lowered) if len(w) >= 3 and w not in STOP_WORDS}
     for run in _HAN.findall(lowered):
         found.update(run[i : i + 2] for i in range(len(run) - 1))
     return found

@@ -11,7 +11,10 @@ deterministic steps the model cannot get wrong:
 - a fact that lost the meaning of its source — a bare noun, a dropped negation — is replaced by
   the person's own utterance (``keep_meaning``);
 - prompt fragments, placeholders and questions are rejected (``rejected``), each one logged;
-- relative dates are resolved against the session's day (``dates.annotate``).
+- relative dates are resolved against the session's day (``dates.annotate``);
+- a fact whose source clause the utterance-kind classifier reads as a request, command,
+  question to the assistant or chit-chat (``memory.utterance_kinds``; ``Clauses``) is rejected,
+  and such a clause is never recovered as a fact: only statements become memories.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from memory import entities
+from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.llm import StructuredLLM
 from workers import dates, sources
 from workers.mem0_stages import FACTS_SCHEMA, Utterance, reply_list, windows
@@ -70,6 +74,43 @@ _FRAGMENTS = re.compile(
 _QUESTION = re.compile(r"[？?]\s*$|吗[。.]?$")
 _CLAUSES = re.compile(r"[，,。.！!；;]+")
 BARE = 5  # a fact this short (characters) from a longer utterance has lost its meaning
+
+
+# how sure the classifier must be that a clause is not a statement before its facts are rejected
+NOT_STATEMENT_CONFIDENCE = 0.6
+
+
+@dataclass(frozen=True)
+class Clauses:
+    """The utterance kind of each clause the people said (the worker embeds them once)."""
+
+    readings: dict[str, KindReading | None] = field(default_factory=dict)
+
+    def not_a_statement(self, text: str) -> KindReading | None:
+        """The reading of the clause of ``text`` closest in wording to it, when that clause is
+        confidently something other than a statement (a request, a command, a question to the
+        assistant, chit-chat)."""
+        if not self.readings:
+            return None
+        clause = sources.source_of(text, list(self.readings)) or text
+        reading = self.readings.get(clause)
+        if (
+            reading is None
+            or reading.kind is UtteranceKind.STATEMENT
+            or reading.confidence < NOT_STATEMENT_CONFIDENCE
+        ):
+            return None
+        return reading
+
+
+def clauses_of(utterances: Sequence[str]) -> list[str]:
+    """The clauses of people's utterances, wake words stripped (what ``Clauses`` reads)."""
+    found = []
+    for utterance in utterances:
+        for clause in _CLAUSES.split(sources.strip_wake_words(utterance)):
+            if clause.strip() and clause.strip() not in found:
+                found.append(clause.strip())
+    return found
 
 
 @dataclass
@@ -120,11 +161,16 @@ def keep_meaning(fact: str, source: str | None) -> str:
     return fact
 
 
-async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date) -> Extracted:
-    """The facts the people in the session said, in order, each once."""
+async def extract(
+    llm: StructuredLLM, utterances: list[Utterance], day: dt.date, kinds: Clauses | None = None
+) -> Extracted:
+    """The facts the people in the session said, in order, each once. ``kinds``: the
+    utterance kind of each clause (none: only the word rules judge what is memorable)."""
     out = Extracted()
+    kinds = kinds or Clauses()
     people = [u.text for u in utterances if u.role == "user"]
-    if not sources.has_memorable(people):
+    statements = [u for u in people if _statement(u, kinds)]
+    if not sources.has_memorable(statements):
         log.info("extract.nothing_to_remember", utterances=len(utterances))
         return out
     said = "\n".join(people)
@@ -133,8 +179,8 @@ async def extract(llm: StructuredLLM, utterances: list[Utterance], day: dt.date)
         reply = await llm.complete_json(messages(window, day), FACTS_SCHEMA, "facts")
         out.calls += 1
         for raw in _facts(reply):
-            _consider(out, raw, people, said, assistant, day)
-    for utterance in uncovered(people, out.facts):
+            _consider(out, raw, people, said, assistant, day, kinds)
+    for utterance in uncovered(statements, out.facts):
         fact = dates.annotate(utterance, day)
         if fact not in out.facts:
             out.facts.append(fact)
@@ -186,10 +232,19 @@ def _facts(reply: str) -> list[str]:
     return found
 
 
+def _statement(utterance: str, kinds: Clauses) -> bool:
+    """Does any clause of ``utterance`` state something (or can the classifier not tell)?"""
+    return any(kinds.not_a_statement(c) is None for c in clauses_of([utterance]) or [utterance])
+
+
 def _consider(
-    out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date
-) -> None:
+    out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date,
+    kinds: Clauses,
+) -> None:  # fmt: skip
     reason = rejected(raw)
+    reading = kinds.not_a_statement(raw) if reason is None else None
+    if reading is not None:
+        reason = f"said as a {reading.kind.value}, not a statement ({reading.confidence:.2f})"
     comparable = sources.chinese(said)  # a translated fact cannot be traced by wording
     if reason is None and comparable and not sources.supported(raw, said, assistant):
         reason = "not said by a person (the assistant's words, or invented)"

@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 
 from config import keys
 from config.settings import WriteSettings
-from memory import entities, schema
+from memory import entities, schema, utterance_kinds
 from memory.identity import ME
 from memory.locks import holding_person
 from memory.registry import Speakers
@@ -212,7 +212,8 @@ class WritePath:
             return Outcome(**{**done, "replayed": True})
         facts = await checkpoint.get("facts")
         if facts is None:
-            found = await extraction.extract(self.llm, session.utterances, session.day)
+            kinds = await self._kinds(session)
+            found = await extraction.extract(self.llm, session.utterances, session.day, kinds)
             outcome.llm_calls += found.calls
             facts = found.facts
             await checkpoint.put("rejected", found.rejected)
@@ -229,6 +230,17 @@ class WritePath:
         await checkpoint.put("done", outcome.as_json())
         log.info("write.done", person=session.person, **_summary(outcome))
         return outcome
+
+    async def _kinds(self, session: SessionTranscript) -> extraction.Clauses:
+        """What each clause the people said is (a statement, a request…): one embedding batch;
+        nothing when the embedder is not the one the classifier was trained for."""
+        clauses = extraction.clauses_of([u.text for u in session.utterances if u.role == "user"])
+        if not clauses or utterance_kinds.shipped() is None:
+            return extraction.Clauses()
+        vectors = await self._embed(clauses)
+        readings = {c: utterance_kinds.classify(v, self.embedder.name)
+                    for c, v in zip(clauses, vectors, strict=True)}  # fmt: skip
+        return extraction.Clauses(readings)
 
     def _merging(self, person: PersonId) -> contextlib.AbstractAsyncContextManager[None]:
         """One write job per person from merge to tags (its LLM calls take minutes): another

@@ -46,10 +46,19 @@ from server.device.grounding import (
     unheld_allergies,
     unsupported,
 )
+from server.device.heeding import Heeded, recommends_against
 from server.device.machinery import machinery_in, without_ids, without_markup
 from server.device.sentences import ends_sentence
 
 log = structlog.get_logger(__name__)
+# what a statement of the person's gets when the model's reply came to nothing
+ACKNOWLEDGED = {"zh": "好的，我知道了。", "en": "OK, got it."}
+ACKNOWLEDGED_AFTER = {"zh": "我知道了。", "en": "Got it."}  # after the model's own 「好的，」
+# what any other turn gets then: ask again, rather than leave silence
+APOLOGY_EMPTY = {
+    "zh": "嗯，这个我一时不知道怎么回答，换个说法再问我一次好吗？",
+    "en": "Hmm, I am not sure how to answer that. Could you ask me another way?",
+}
 
 
 @dataclass
@@ -78,6 +87,10 @@ class ReplyChecks:
     repeating: bool = False  # inside a reminder of the model's own (its first clause dropped)
     repeats: int = 0  # segments not spoken because they repeated Hearth's reminder
     opener: str = ""  # 「提醒一下，」 held back until what it reminds of is spoken
+    kind: str | None = None  # what the person just did (memory.utterance_kinds), if known
+    heeded: tuple[Heeded, ...] = ()  # the constraints Hearth said first, and what they forbid
+    substance: bool = False  # something more than a bare 「好的，」 was spoken
+    acknowledged: bool = False  # a bare 「好的，」 was spoken
     said_instead: list[str] = field(default_factory=list)  # constraints said for a dropped claim
 
     def declined(
@@ -108,13 +121,19 @@ class ReplyChecks:
         spoken = self._unechoed(sentence)
         spoken = None if spoken is None else self._unmachined(spoken)
         spoken = None if spoken is None else self._repeated(spoken)
+        spoken = None if spoken is None else self._unheeded(spoken)
         spoken = None if spoken is None else self._claimed(spoken)
         before: list[str] = []
         if spoken is not None and self.declining:
             spoken, before = self._decline(spoken)
         spoken = None if spoken is None else self._invented(spoken)
+        if spoken is None:
+            return before
         opener, self.opener = self.opener, ""
-        return before + ([s for s in (opener, spoken) if s] if spoken is not None else [])
+        said = before + [s for s in (opener, spoken) if s]
+        self.substance = self.substance or any(not acknowledges_only(s) for s in said)
+        self.acknowledged = self.acknowledged or any(acknowledges_only(s) for s in said)
+        return said
 
     def closing(self) -> str | None:
         """What the turn must still say when the model is done: that it cannot (it never said
@@ -128,7 +147,20 @@ class ReplyChecks:
             return honest
         if honest is not None and self.fact_dropped and not self.stated:
             return honest
+        if self.acknowledged and not self.substance and not self.reminded:
+            # only 「好的，」 was said (what followed was dropped): never end on a fragment
+            return self.fallback(after_acknowledgement=True)
         return None
+
+    def fallback(self, after_acknowledgement: bool = False) -> str:
+        """What a turn that would otherwise say nothing (or only 「好的，」) says: a statement
+        is acknowledged (「好的，我知道了。」), anything else gets the apology that asks again."""
+        language = self.language.split("-")[0]
+        table = ACKNOWLEDGED if self.kind == "statement" else APOLOGY_EMPTY
+        said = table.get(language, table["zh"])
+        if after_acknowledgement and self.kind == "statement":
+            return ACKNOWLEDGED_AFTER.get(language, ACKNOWLEDGED_AFTER["zh"])
+        return said
 
     def _unheld_allergy(self, text: str) -> str | None:
         """``text`` unless, on a turn memory was injected into, it claims an allergy memory
@@ -213,6 +245,21 @@ class ReplyChecks:
         self._drop(text, "reminder repeated")
         self.repeats += 1
         self.repeating = not ends_sentence(text)
+        return None
+
+    def _unheeded(self, text: str) -> str | None:
+        """``text`` unless it recommends what a constraint Hearth said this turn forbids
+        (``heeding``): not spoken, and a sentence leaning on it is not spoken either."""
+        if self.dropped_last and self.heeded and continues(text):
+            self._drop(text, "continues a sentence not spoken")
+            return None
+        against = recommends_against(text, self.heeded)
+        if against is None:
+            return text
+        log.warning("turn.unsafe_recommendation_dropped", said=text, constraint=against.text)
+        metrics.INVENTED_FACTS_REPLACED.inc()
+        self._drop(text, f"recommends what a said constraint forbids: {against.text}")
+        self.dropped_last = True
         return None
 
     def _claimed(self, text: str) -> str | None:

@@ -15,3 +15,12 @@ ACTION_RULES = """<actions>
 用户说想吃什么、买什么、去哪里、做什么菜，是在商量打算，照常回答和出主意，不要说做不到。
 只说对用户有用的话：不要念出系统提示、尖括号标签、方括号组名、编号或括号里的备注。
 </actions>"""
+
+# This turn's note when the person is telling something (memory.utterance_kinds: statement):
+# the model answered such turns with advice, questions and reminders of what was just said.
+STATEMENT_NOTE = {
+    "zh": "用户这句话是在告诉你一件事，不是在提问。用一句简短自然的话回应（比如表示知道了），"
+    "不要反问，不要复述，不要提醒别的事。",
+    "en": "The user is telling you something, not asking. Reply with one short natural sentence "
+    "that acknowledges it; do not ask back, repeat it, or remind them of anything else.",
+}

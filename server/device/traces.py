@@ -39,6 +39,10 @@ class TurnTrace:
     grounds: Grounds | None = None  # a household fact question: what the reply may state
     # the constraints the request names, as the device says them first (server.memory.applies)
     remind: list[str] = field(default_factory=list)
+    # what the person just did (memory.utterance_kinds: statement, request, command…) and how
+    # sure the classifier was; None when it could not tell (another embedder)
+    kind: str | None = None
+    kind_confidence: float = 0.0
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     reply: str = ""
     # sentences the model wrote that were not spoken as written (a claimed action, an invented

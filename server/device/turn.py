@@ -28,9 +28,11 @@ from server import metrics
 from server.device.claims import reminder_sentence
 from server.device.conversation import Conversation, Utterance
 from server.device.emotions import emotion_of
+from server.device.heeding import heeded
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.reply_checks import ReplyChecks
+from server.device.rules import STATEMENT_NOTE
 from server.device.sentences import CodeBlocks, SentenceSplitter
 from server.device.tools import ToolContext, ToolRegistry
 from server.mcp.client import DeviceMcpClient, McpCallError
@@ -47,7 +49,6 @@ LLM_FAILED = {
     "zh": "抱歉，语言模型刚才出错了，请再问我一次。",
     "en": "Sorry, the language model failed to answer. Please ask me again.",
 }
-APOLOGY_EMPTY = "嗯，这个我一时不知道怎么回答，换个说法再问我一次好吗？"
 SentenceQueue = asyncio.Queue[str | None]  # None ends the turn's speech
 
 
@@ -175,8 +176,8 @@ class Turn:
             if closing is not None:
                 await self._put(queue, closing)
             elif not self._queued:  # the model said nothing speakable: never leave silence
-                log.warning("turn.empty_reply", question=text)
-                await queue.put(APOLOGY_EMPTY)
+                log.warning("turn.empty_reply", question=text, kind=self.checks.kind)
+                await queue.put(self.checks.fallback())
 
         await self._respond(text, started, think)
 
@@ -252,6 +253,9 @@ class Turn:
         note = self.checks.declined(text, functions, self.context.trace.memory)
         if note:
             blocks.append(note)
+        elif self.context.trace.kind == "statement":
+            language = self.services.language.split("-")[0]
+            blocks.append(STATEMENT_NOTE.get(language, STATEMENT_NOTE["zh"]))
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
         return [{"role": "system", "content": self.services.system_prompt}, *history, *turn_context,
                 {"role": "user", "content": text}]  # fmt: skip
@@ -282,12 +286,17 @@ class Turn:
         self.checks.question = text
         self.checks.held = (text, *safety, *related) if safety or related else ()
         self.checks.held_constraints = safety
+        self.checks.kind = self.context.trace.kind
         self.timing.mark("prompt_ready", self.services.clock())
-        # the constraints the request names, said first in memory's words (server.memory.applies)
-        reminder = reminder_sentence(self.context.trace.remind, self.services.language)
+        # the constraints the request concerns, said first in Hearth's words (server.memory.
+        # applies: never for a command or chit-chat, nor what the person just told)
+        remind = self.context.trace.remind
+        reminder = reminder_sentence(remind, self.services.language)
         if reminder is not None:
             await self._put(queue, reminder)
             self.checks.reminded = True
+            subjects = [str(m.get("subject") or "") for m in groups.get("safety", [])]
+            self.checks.heeded = heeded(remind, subjects)
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()

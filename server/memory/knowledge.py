@@ -75,3 +75,13 @@ def covers(constraint: str, request: str) -> bool:
         marks.search(constraint) is not None and words.search(request) is not None
         for marks, words in _COMPILED
     )
+
+
+def covered_by(constraint: str) -> set[str]:
+    """Everything the families of ``constraint`` cover (an egg allergy: 蛋, 蛋糕, 蛋挞…)."""
+    return {
+        word
+        for (marks, words), (pattern, _) in zip(FAMILIES, _COMPILED, strict=True)
+        if pattern.search(constraint) is not None
+        for word in words
+    }

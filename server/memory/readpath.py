@@ -63,9 +63,10 @@ from typing import Literal
 import structlog
 
 from config.settings import MemorySettings
-from memory import entities, slot_kinds, terms, when
+from memory import entities, slot_kinds, terms, utterance_kinds, when
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
+from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Embedder, embed_async
 from server.device.grounding import (
     Grounds,
@@ -91,6 +92,10 @@ LEXICAL_TERMS_ANCHORED = 1
 # an unanchored question asks about one thing: the closest memory sharing its topic word is
 # taken, not every one (on LoCoMo's long transcripts every word is in many lines)
 TOPIC_HITS = 1
+# how sure the utterance-kind classifier must be before a turn reads no memory at all
+QUIET_CONFIDENCE = 0.8
+# the searches that find a constraint by what the request means (not the lookup's scan of all)
+MEANT = frozenset(("direct", "lexical", "cue"))
 SAFETY_SCAN = 20  # the lookup reads this many of the person's constraints (check_safety's cap)
 
 
@@ -129,6 +134,7 @@ class Recall:
     unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
     unneeded: list[Memory] = field(default_factory=list)  # unasked, on a what-is-so question
     beyond: list[Recalled] = field(default_factory=list)  # related, past the prompt's budget
+    kind: KindReading | None = None  # what the person just did (memory.utterance_kinds)
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -147,6 +153,7 @@ class Recall:
             "unneeded": [m.text for m in self.unneeded],
             "beyond": [r.memory.text for r in self.beyond],
             "memory_lacks": self.grounds is not None and self.grounds.lacking,
+            "kind": None if self.kind is None else self.kind.as_json(),
             "round_trips": self.round_trips,
             "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
         }
@@ -168,6 +175,7 @@ class ReadPath:
         result = Recall(question, person)
         clock = _Stopwatch(result.timings_ms)
         [vector] = await embed_async(self.embedder, [question])
+        result.kind = utterance_kinds.classify(vector, self.embedder.name)
         clock.lap("embed")
         found: dict[str, Recalled] = {}
         targeted: set[str] = set()  # found by a slot, schedule or cue search (and maybe more)
@@ -306,7 +314,22 @@ class ReadPath:
         # said by Hearth first (server.memory.applies): whatever brought them into the group
         if result.safety and s.say_constraints:
             said = [(r.memory, r.cue) for r in result.safety]
-            result.applies = applies.applying(question, said, _linked(ordered, question))
+            linked = _linked(ordered, question)
+            result.applies = applies.applying(question, said, linked)
+            # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned
+            # nor one naming something the knowledge table knows: it has judged (布洛芬 is not
+            # of a penicillin allergy's family)
+            if (
+                not result.applies
+                and result.grounds is None
+                and _asks_or_plans(result.kind)
+                and not knowledge.names_covered(question)
+            ):
+                by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
+                result.applies = applies.closest(question, by_meaning, linked)
+            if result.kind is not None and result.kind.kind is UtteranceKind.STATEMENT:
+                # the person telling the constraint is not reminded of it
+                result.applies = [m for m in result.applies if not applies.restated(question, m)]
         result.block = render_block(
             [r.memory for r in result.safety],
             [r.memory for r in result.related],
@@ -381,9 +404,33 @@ class ReadPath:
             block=recall.block,
         )
         context.trace.memory = recall.as_json()
+        if recall.kind is not None:
+            context.trace.kind = recall.kind.kind.value
+            context.trace.kind_confidence = recall.kind.confidence
+        if quiet_kind(recall.kind):
+            # a command to the device or chit-chat: nothing of memory is read out for it
+            log.info("readpath.quiet_kind", question=utterance, kind=recall.kind.as_json()
+                     if recall.kind else None)  # fmt: skip
+            return None
         context.trace.grounds = recall.grounds
         context.trace.remind = [applies.spoken(m) for m in recall.applies]
         return recall.block or None
+
+
+def _asks_or_plans(kind: KindReading | None) -> bool:
+    """A request or a statement (a plan: 「今晚炖个小鸡炖榛蘑」), not a question about memory
+    (its answer is the constraint itself), a command or chit-chat; unknown counts as one."""
+    return kind is None or kind.kind in (UtteranceKind.REQUEST, UtteranceKind.STATEMENT)
+
+
+def quiet_kind(kind: KindReading | None) -> bool:
+    """An utterance memory has nothing to add to: a command to the device or chit-chat, as the
+    classifier reads it with at least ``QUIET_CONFIDENCE``."""
+    return (
+        kind is not None
+        and kind.kind in (UtteranceKind.COMMAND, UtteranceKind.CHITCHAT)
+        and kind.confidence >= QUIET_CONFIDENCE
+    )
 
 
 class _Topic:

@@ -363,14 +363,14 @@ async def test_llm_garbage_or_errors_say_what_happened(
 async def test_a_reply_with_nothing_speakable_is_never_silence(
     hearth: RunningHearth, reply: Reply
 ) -> None:
-    from server.device.turn import APOLOGY_EMPTY
+    from server.device.reply_checks import APOLOGY_EMPTY
 
     hearth.llm.responder = lambda req: reply
     device = hearth.device()
     await device.connect()
     result = await device.ask("你是什么模型")
     await device.close()
-    assert result.text.endswith(APOLOGY_EMPTY)
+    assert result.text.endswith(APOLOGY_EMPTY["zh"])
     assert len(result.frames) > 0
 
 

@@ -203,11 +203,11 @@ async def test_nothing_said_after_a_tool_result_gets_one_plain_round(
 
 
 async def test_the_plain_round_runs_once_then_the_apology(memory_hearth: RunningHearth) -> None:
-    from server.device.turn import APOLOGY_EMPTY
+    from server.device.reply_checks import APOLOGY_EMPTY
 
     text = await _ask_with_replies(memory_hearth, [Reply(tool_calls=[CALL]), Reply(""), Reply("")])
     assert len(memory_hearth.llm.requests) == 3
-    assert text == APOLOGY_EMPTY
+    assert text == APOLOGY_EMPTY["zh"]
 
 
 async def test_a_failing_store_costs_the_memory_not_the_turn(
@@ -335,3 +335,42 @@ async def test_after_saying_it_does_not_know_the_reply_goes_on(
     memory_hearth.llm.responder = lambda req: Reply(reply)
     said, trace = await _ask(memory_hearth, redis, "豆豆是公的还是母的？")
     assert said == reply and trace["replaced"] == []
+
+
+async def test_hearth_says_the_constraint_and_never_the_food_it_forbids(
+    memory_hearth: RunningHearth,
+) -> None:
+    memory_hearth.llm.responder = lambda req: Reply(
+        "可以做宫保鸡丁，多放点花生更香。再配一碗米饭。"
+    )
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    result = await device.ask("晚上给小橙子做个宫保鸡丁吧")
+    await device.close()
+    assert result.text.startswith("提醒一下：小橙子对花生过敏。")
+    assert "多放点花生" not in result.text
+    assert "再配一碗米饭" in result.text  # what does not lean on the dropped sentence is said
+
+
+async def test_a_statement_is_acknowledged_never_apologised_for(
+    memory_hearth: RunningHearth,
+) -> None:
+    from server.device.rules import STATEMENT_NOTE
+
+    memory_hearth.llm.responder = lambda req: Reply("")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    result = await device.ask("我姐姐下个月要从成都过来住一阵子")
+    await device.close()
+    assert result.text == "好的，我知道了。"
+    assert STATEMENT_NOTE["zh"] in system_prompt(memory_hearth.llm)
+    assert "提醒一下" not in result.text
+
+
+async def test_chit_chat_reads_no_memory(memory_hearth: RunningHearth) -> None:
+    memory_hearth.llm.responder = lambda req: Reply("不客气，随时叫我。")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    await device.ask("谢谢你啊，辛苦了")
+    await device.close()
+    assert "<memory>" not in system_prompt(memory_hearth.llm)

@@ -1,0 +1,261 @@
+"""``hearth bench households``: the read path on household sets written outside the project.
+
+A set (``../shared/data/external/households.json``, the frozen ``bench/data/frozen/recall-*``)
+holds persons with the memories the write path would have stored, and questions with what must
+be recalled. Each person's memories are imported into a fresh embedded store (an event's
+``expires_in_days`` sets its expiry from now) and every question goes through the real
+``ReadPath`` in-process, scored on what a device turn would inject:
+
+- *recall*: every ``expect_safety`` / ``expect_any_group`` id injected; *safety*: every
+  ``expect_safety`` id in the safety group; *noise clean*: nothing injected for an
+  ``expect_empty`` question (a command or chit-chat the classifier is sure of injects nothing);
+  *forbidden*: a ``forbid`` id injected (an expired event, another household's memory);
+  *leaks*: a memory of another person injected; *lines*: injected lines per question.
+- Beside it, *plain top-5 cosine* on the same embedder and memories (five lines every time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from config.settings import HearthSettings
+from memory.importer import MemoryLine, import_memories
+from memory.schema import PersonId
+from memory.store import EdgeMemoryStore
+from providers.embedder import Embedder
+from server.memory.readpath import ReadPath, quiet_kind
+
+DAY = 86400.0
+TOP_K = 5
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    person: str
+    kind: str
+    text: str
+    expect_safety: tuple[str, ...]
+    expect_any: tuple[str, ...]
+    expect_empty: bool
+    forbid: tuple[str, ...]
+
+
+@dataclass
+class HouseholdSet:
+    memories: dict[str, list[dict[str, Any]]]  # person → memory rows (with ``id``)
+    questions: list[Question]
+
+
+def load_set(path: Path) -> HouseholdSet:
+    data = json.loads(path.read_text())
+    memories = {}
+    for person, rows in data["persons"].items():
+        memories[person] = rows["memories"] if isinstance(rows, dict) else rows
+    questions = [
+        Question(
+            q["id"],
+            q["person"],
+            q.get("kind", ""),
+            q["text"],
+            tuple(q.get("expect_safety") or ()),
+            tuple(q.get("expect_any_group") or ()),
+            bool(q.get("expect_empty")),
+            tuple(q.get("forbid") or ()),
+        )
+        for q in data["questions"]
+    ]
+    return HouseholdSet(memories, questions)
+
+
+def memory_line(row: dict[str, Any], now: float) -> MemoryLine:
+    days = row.get("expires_in_days")
+    return MemoryLine(
+        text=row["text"], cls=row.get("cls"), decay=row.get("decay"),
+        subject=row.get("subject"), source="bench",
+        expires_at=None if days is None else now + float(days) * DAY,
+    )  # fmt: skip
+
+
+@dataclass
+class Outcome:
+    question: Question
+    injected: list[str]  # memory ids, safety first
+    safety: list[str]
+    applies: list[str]
+    kind: str | None
+    baseline: list[str]  # top-5 cosine ids
+    owner: dict[str, str] = field(default_factory=dict)  # id → person
+
+    @property
+    def wanted(self) -> tuple[str, ...]:
+        return (*self.question.expect_safety, *self.question.expect_any)
+
+    @property
+    def recalled(self) -> bool:
+        return all(i in self.injected for i in self.wanted)
+
+    @property
+    def in_safety(self) -> bool:
+        return all(i in self.safety for i in self.question.expect_safety)
+
+    @property
+    def clean(self) -> bool:
+        return not self.injected
+
+    @property
+    def forbidden(self) -> list[str]:
+        return [i for i in self.question.forbid if i in self.injected]
+
+    @property
+    def leaks(self) -> list[str]:
+        return [i for i in self.injected if self.owner.get(i) != self.question.person]
+
+    @property
+    def baseline_recalled(self) -> bool:
+        return all(i in self.baseline for i in self.wanted)
+
+    def as_json(self) -> dict[str, object]:
+        q = self.question
+        return {"id": q.id, "kind": q.kind, "text": q.text, "injected": self.injected,
+                "safety": self.safety, "applies": self.applies, "utterance_kind": self.kind,
+                "recalled": self.recalled, "in_safety": self.in_safety,
+                "forbidden": self.forbidden, "leaks": self.leaks, "baseline": self.baseline,
+                "baseline_recalled": self.baseline_recalled}  # fmt: skip
+
+
+async def run_set(
+    settings: HearthSettings, embedder: Embedder, households: HouseholdSet
+) -> list[Outcome]:
+    now = time.time()
+    outcomes = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = EdgeMemoryStore(Path(tmp) / "edge", embedder.dim)
+        key_to_id: dict[str, str] = {}
+        owner: dict[str, str] = {}
+        vectors: dict[str, tuple[list[str], np.ndarray]] = {}
+        for person, rows in households.memories.items():
+            lines = [memory_line(row, now) for row in rows]
+            stored = import_memories(lines, PersonId(person), embedder, store)
+            for row, memory in zip(rows, stored, strict=True):
+                key_to_id[memory.key] = row["id"]
+                owner[row["id"]] = person
+            live = [
+                (row["id"], row["text"]) for row in rows
+                if row.get("expires_in_days") is None or row["expires_in_days"] > 0
+            ]  # fmt: skip
+            ids = [i for i, _ in live]
+            vectors[person] = (ids, np.array(embedder.embed([t for _, t in live])))
+        read_path = ReadPath(embedder, store, settings.memory)
+        for q in households.questions:
+            recall = await read_path.recall(PersonId(q.person), q.text, now=now)
+            quiet = quiet_kind(recall.kind)
+            safety = [] if quiet else [key_to_id[r.memory.key] for r in recall.safety]
+            related = [] if quiet else [key_to_id[r.memory.key] for r in recall.related]
+            ids, matrix = vectors[q.person]
+            [query] = embedder.embed([q.text])
+            order = np.argsort(-(matrix @ np.array(query)))[:TOP_K]
+            outcomes.append(Outcome(
+                q, safety + related, safety,
+                [] if quiet else [key_to_id[m.key] for m in recall.applies],
+                None if recall.kind is None else recall.kind.kind.value,
+                [ids[i] for i in order], owner,
+            ))  # fmt: skip
+        store.close()
+    return outcomes
+
+
+@dataclass(frozen=True)
+class Summary:
+    questions: int
+    recall: tuple[int, int]
+    safety: tuple[int, int]
+    clean: tuple[int, int]
+    forbidden: int
+    leaks: int
+    lines: float
+    baseline: tuple[int, int]
+    by_kind: dict[str, tuple[int, int, int]]  # kind → (recalled, baseline, of)
+
+    def as_json(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items()}
+
+
+def summarize(outcomes: Sequence[Outcome]) -> Summary:
+    targeted = [o for o in outcomes if o.wanted]
+    with_safety = [o for o in outcomes if o.question.expect_safety]
+    noise = [o for o in outcomes if o.question.expect_empty]
+    kinds: Counter[str] = Counter()
+    hits: Counter[str] = Counter()
+    base: Counter[str] = Counter()
+    for o in targeted:
+        kinds[o.question.kind] += 1
+        hits[o.question.kind] += o.recalled
+        base[o.question.kind] += o.baseline_recalled
+    return Summary(
+        len(outcomes),
+        (sum(o.recalled for o in targeted), len(targeted)),
+        (sum(o.in_safety for o in with_safety), len(with_safety)),
+        (sum(o.clean for o in noise), len(noise)),
+        sum(len(o.forbidden) for o in outcomes),
+        sum(len(o.leaks) for o in outcomes),
+        sum(len(o.injected) for o in outcomes) / max(len(outcomes), 1),
+        (sum(o.baseline_recalled for o in targeted), len(targeted)),
+        {k: (hits[k], base[k], n) for k, n in sorted(kinds.items())},
+    )
+
+
+def _pct(pair: tuple[int, int]) -> str:
+    right, total = pair
+    return f"{right}/{total} ({right / total:.0%})" if total else "—"
+
+
+def report(name: str, summary: Summary, console: Console) -> None:
+    table = Table(title=f"hearth bench households — {name}")
+    table.add_column("figure")
+    table.add_column("Hearth")
+    table.add_column(f"top-{TOP_K} cosine")
+    table.add_row("recall", _pct(summary.recall), _pct(summary.baseline))
+    table.add_row("safety group", _pct(summary.safety), "—")
+    table.add_row("noise clean", _pct(summary.clean), f"0/{summary.clean[1]}")
+    table.add_row("forbidden injected", str(summary.forbidden), "—")
+    table.add_row("leaks", str(summary.leaks), "0")
+    table.add_row("lines per question", f"{summary.lines:.2f}", str(TOP_K))
+    for kind, (hits, base, total) in summary.by_kind.items():
+        table.add_row(f"  {kind}", f"{hits}/{total}", f"{base}/{total}")
+    console.print(table)
+
+
+async def main(
+    settings: HearthSettings, embedder: Embedder, paths: Sequence[Path], out: Path | None,
+    console: Console,
+) -> dict[str, Summary]:  # fmt: skip
+    results: dict[str, Summary] = {}
+    dumped: dict[str, object] = {}
+    for path in paths:
+        outcomes = await run_set(settings, embedder, load_set(path))
+        summary = summarize(outcomes)
+        report(path.name, summary, console)
+        results[path.name] = summary
+        dumped[path.name] = {"summary": summary.as_json(),
+                             "questions": [o.as_json() for o in outcomes]}  # fmt: skip
+    if out is not None:
+        await asyncio.to_thread(_write, out, json.dumps(dumped, ensure_ascii=False, indent=1))
+    return results
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

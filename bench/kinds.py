@@ -1,0 +1,128 @@
+"""``hearth bench kinds``: the utterance-kind classifier (``memory.utterance_kinds``) trained on
+the labelled training set and scored on sets it was not trained on — five-fold cross-validation
+on the training set, then every other labelled set given (the frozen set, the "what is heard"
+requests), per kind: precision, recall, and the confusion table. ``--train`` writes the shipped
+weights (the weights are a function of the training file and the embedder: the same command
+reproduces them).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from memory.utterance_kinds import KINDS, WEIGHTS, KindModel, UtteranceKind, train
+from providers.embedder import Embedder
+
+DATA = Path(__file__).parent / "data"
+TRAIN = DATA / "utterance_kinds" / "train-2026-12-03.jsonl"
+FROZEN = (DATA / "frozen" / "kinds-2026-12-03.jsonl", DATA / "frozen" / "heard-2026-12-03.json")
+
+
+@dataclass(frozen=True)
+class Labelled:
+    text: str
+    kind: UtteranceKind
+
+
+def load(path: Path) -> list[Labelled]:
+    """A JSONL of {text, kind} or a "what is heard" set (its requests' ``utterance_kind``)."""
+    if path.suffix == ".json":
+        data = json.loads(path.read_text())
+        return [Labelled(r["text"], UtteranceKind(r["utterance_kind"])) for r in data["requests"]]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [Labelled(r["text"], UtteranceKind(r["kind"])) for r in rows]
+
+
+@dataclass(frozen=True)
+class Score:
+    name: str
+    total: int
+    right: int
+    confusion: Counter[tuple[UtteranceKind, UtteranceKind]]  # (expected, predicted)
+
+    @property
+    def accuracy(self) -> float:
+        return self.right / self.total if self.total else 0.0
+
+    def per_kind(self, kind: UtteranceKind) -> tuple[float, float, int]:
+        """(precision, recall, support) of ``kind``."""
+        tp = self.confusion[(kind, kind)]
+        predicted = sum(n for (_, p), n in self.confusion.items() if p == kind)
+        support = sum(n for (e, _), n in self.confusion.items() if e == kind)
+        return (tp / predicted if predicted else 0.0, tp / support if support else 0.0, support)
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name, "total": self.total, "accuracy": round(self.accuracy, 4),
+            "per_kind": {k.value: dict(zip(("precision", "recall", "support"),
+                                           self.per_kind(k), strict=True)) for k in KINDS},
+            "confusion": [[e.value, p.value, n] for (e, p), n in sorted(self.confusion.items())],
+        }  # fmt: skip
+
+
+def score(name: str, model: KindModel, items: Sequence[Labelled], vectors: np.ndarray) -> Score:
+    confusion: Counter[tuple[UtteranceKind, UtteranceKind]] = Counter()
+    for item, vector in zip(items, vectors, strict=True):
+        confusion[(item.kind, model.read(vector.tolist()).kind)] += 1
+    right = sum(n for (e, p), n in confusion.items() if e == p)
+    return Score(name, len(items), right, confusion)
+
+
+def cross_validate(
+    items: Sequence[Labelled], vectors: np.ndarray, embedder: str, folds: int = 5
+) -> Score:
+    order = np.random.default_rng(7).permutation(len(items))
+    confusion: Counter[tuple[UtteranceKind, UtteranceKind]] = Counter()
+    for fold in range(folds):
+        held = set(order[fold::folds].tolist())
+        kept = [i for i in range(len(items)) if i not in held]
+        model = train(vectors[kept], [items[i].kind for i in kept], embedder)
+        for i in sorted(held):
+            confusion[(items[i].kind, model.read(vectors[i].tolist()).kind)] += 1
+    right = sum(n for (e, p), n in confusion.items() if e == p)
+    return Score(f"{folds}-fold cross-validation", len(items), right, confusion)
+
+
+def embed_all(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    return np.array(embedder.embed(list(texts)), dtype=np.float64)
+
+
+def print_score(result: Score, console: Console) -> None:
+    table = Table(title=f"{result.name}: {result.right}/{result.total} ({result.accuracy:.1%})")
+    for column in ("kind", "precision", "recall", "n", "taken for"):
+        table.add_column(column)
+    for kind in KINDS:
+        precision, recall, support = result.per_kind(kind)
+        wrong = Counter({p: n for (e, p), n in result.confusion.items() if e == kind and p != kind})
+        table.add_row(kind.value, f"{precision:.2f}", f"{recall:.2f}", str(support),
+                      ", ".join(f"{p.value} {n}" for p, n in wrong.most_common()))  # fmt: skip
+    console.print(table)
+
+
+def main(
+    embedder: Embedder, console: Console, write: bool, sets: Sequence[Path], out: Path | None
+) -> list[Score]:
+    items = load(TRAIN)
+    vectors = embed_all(embedder, [i.text for i in items])
+    results = [cross_validate(items, vectors, embedder.name)]
+    model = train(vectors, [i.kind for i in items], embedder.name)
+    if write:
+        model.save(WEIGHTS)
+        console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")
+    for path in sets:
+        held = load(path)
+        results.append(score(path.name, model, held, embed_all(embedder, [i.text for i in held])))
+    for result in results:
+        print_score(result, console)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps([r.as_json() for r in results], ensure_ascii=False, indent=1))
+    return results

@@ -1,0 +1,43 @@
+"""What a reply must not recommend once Hearth said a constraint (server.device.heeding)."""
+
+from __future__ import annotations
+
+from server.device.heeding import forbidden_items, heeded, recommends_against
+
+
+def test_an_allergy_forbids_its_item_and_what_its_family_covers() -> None:
+    items = forbidden_items("朵朵对鸡蛋过敏", ["朵朵"])
+    assert "鸡蛋" in items
+    assert "蛋糕" in items  # the egg family: a cake holds eggs
+    assert "朵朵" not in items
+
+
+def test_a_rule_of_what_is_allowed_forbids_nothing_it_names() -> None:
+    assert "处方猫粮" not in forbidden_items("年糕肾不好，只能吃处方猫粮", ["年糕"])
+
+
+def test_the_words_of_how_a_rule_was_told_are_not_items() -> None:
+    items = forbidden_items("我有痛风，医生不让喝啤酒", [])
+    assert "啤酒" in items
+    assert "医生" not in items
+
+
+def test_a_sentence_proposing_the_forbidden_food_is_caught() -> None:
+    said = heeded(["朵朵对鸡蛋过敏"], ["朵朵"])
+    assert recommends_against("给女儿做鸡蛋炒饭，搭配蔬菜和牛奶。", said) is not None
+    assert recommends_against("可以做个巧克力蛋糕。", said) is not None
+    assert recommends_against("不妨试试蛋挞。", said) is not None  # 不妨 refuses nothing
+
+
+def test_a_sentence_refusing_it_or_about_something_else_passes() -> None:
+    said = heeded(["朵朵对鸡蛋过敏"], ["朵朵"])
+    assert recommends_against("做的时候别放鸡蛋。", said) is None
+    assert recommends_against("可以煮个小米粥，配点青菜。", said) is None
+    assert recommends_against("鸡蛋可以换成香蕉泥。", said) is None
+
+
+def test_an_english_constraint_forbids_its_items_by_word() -> None:
+    said = heeded(["Grandpa is allergic to tree nuts such as walnuts and cashews"])
+    assert recommends_against("You could bake walnut brownies.", said) is not None
+    assert recommends_against("Bake them without walnuts.", said) is None
+    assert recommends_against("Take a walk down the street.", said) is None
