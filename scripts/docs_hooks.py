@@ -114,8 +114,10 @@ def _fields(schema: dict[str, Any], schemas: dict[str, Any]) -> str:
     required = set(resolved.get("required", []))
     rows = ["| field | type | required | default |", "|---|---|---|---|"]
     for name, field in properties.items():
-        default = f"`{json.dumps(field['default'], ensure_ascii=False)}`" if "default" in field else ""
-        rows.append(f"| `{name}` | {_type(field, schemas)} | {_yes(name in required)} | {default} |")
+        default = json.dumps(field["default"], ensure_ascii=False) if "default" in field else ""
+        default = default and f"`{default}`"
+        cells = [f"`{name}`", _type(field, schemas), _yes(name in required), default]
+        rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
