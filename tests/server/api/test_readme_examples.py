@@ -1,6 +1,7 @@
-"""Issue 21: the README's memory-API shell examples run as written (``curl -d``, no content type)
-against a live API on loopback — so they cannot rot again. The key comes from the API-key
-registry, as ``hearth api-key create`` prints it; only host and port are changed."""
+"""The memory-API examples of the README and of the API guide (docs/api/index.md) run as written
+(``curl -d``, no content type) against a live API on loopback — so they cannot rot. The key
+comes from the API-key registry, as ``hearth api-key create`` prints it; only host and port are
+changed."""
 
 from __future__ import annotations
 
@@ -10,23 +11,31 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from memory.registry import ApiKeys, Stores
 from tests.server.api.conftest import Api
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+ROOT = Path(__file__).resolve().parents[3]
+README = ROOT / "README.md"
+GUIDE = ROOT / "docs" / "api" / "index.md"
 
 
-def api_examples() -> list[str]:
-    """The curl commands of the first shell block under "## Memory HTTP API"."""
-    section = README.read_text().split("## Memory HTTP API", 1)[1]
-    block = re.search(r"```sh\n(.*?)```", section, flags=re.DOTALL)
+def api_section(page: Path) -> str:
+    return page.read_text().split("Memory HTTP API", 1)[1]
+
+
+def api_examples(page: Path) -> list[str]:
+    """The curl commands of the first shell block after the page's "Memory HTTP API" heading."""
+    block = re.search(r"```sh\n(.*?)```", api_section(page), flags=re.DOTALL)
     assert block is not None
     lines = block.group(1).replace("\\\n", " ").splitlines()
     return [line.split("  #")[0].strip() for line in lines if line.strip().startswith("curl")]
 
 
-async def test_the_readme_api_examples_run_as_written(api: Api) -> None:
-    examples = api_examples()
+@pytest.mark.parametrize("page", [README, GUIDE], ids=["README", "docs-api"])
+async def test_the_api_examples_run_as_written(api: Api, page: Path) -> None:
+    examples = api_examples(page)
     assert len(examples) >= 3
     await Stores(api.redis).create("zhang", "zhang")
     key, _ = await ApiKeys(api.redis).create("readme", ["*"])
@@ -47,13 +56,12 @@ async def test_the_readme_api_examples_run_as_written(api: Api) -> None:
 
 
 def python_example() -> str:
-    section = README.read_text().split("## Memory HTTP API", 1)[1]
-    block = re.search(r"```python\n(.*?)```", section, flags=re.DOTALL)
+    block = re.search(r"```python\n(.*?)```", api_section(GUIDE), flags=re.DOTALL)
     assert block is not None
     return block.group(1)
 
 
-async def test_the_readme_python_client_example_runs_as_written(api: Api) -> None:
+async def test_the_python_client_example_runs_as_written(api: Api) -> None:
     await Stores(api.redis).create("zhang", "zhang")
     key, _ = await ApiKeys(api.redis).create("readme-py", ["*"])
     done = await asyncio.to_thread(
