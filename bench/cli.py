@@ -282,12 +282,16 @@ def bench_heard(
 
 @bench_app.command("compare")
 def bench_compare(run_a: Path, run_b: Path) -> None:
-    """Per-category and per-question differences between two e2e runs (same snapshot)."""
-    from bench import write_quality
+    """Per-category and per-question differences between two runs of one bench (e2e, write
+    quality or heard)."""
+    from bench import heard, write_quality
     from bench.e2e.report import compare
 
     if write_quality.is_run(run_a) and write_quality.is_run(run_b):
         write_quality.compare(run_a, run_b, console)
+        return
+    if heard.is_run(run_a) and heard.is_run(run_b):
+        heard.compare(run_a, run_b, console)
         return
     compare(run_a, run_b, console)
 

@@ -248,3 +248,39 @@ async def main(
         (out / "results.json").write_text, json.dumps(results, ensure_ascii=False, indent=1)
     )
     return verdicts
+
+
+def is_run(folder: Path) -> bool:
+    """Is ``folder`` a heard run (its ``results.json`` has tallies)?"""
+    path = folder / "results.json"
+    return path.is_file() and "tallies" in json.loads(path.read_text())
+
+
+def compare(run_a: Path, run_b: Path, console: Console) -> None:
+    """Tallies side by side per scenario, then each request whose verdict changed."""
+    a = json.loads((run_a / "results.json").read_text())
+    b = json.loads((run_b / "results.json").read_text())
+    table = Table(title=f"heard: {run_a.name} → {run_b.name}")
+    for column in ("scenario", "named", "unsafe", "other's", "apology", "fragment", "not due"):
+        table.add_column(column)
+    for scenario in sorted(set(a["tallies"]) | set(b["tallies"])):
+        ta, tb = a["tallies"].get(scenario, {}), b["tallies"].get(scenario, {})
+
+        def pair(key: str, ta: dict[str, Any] = ta, tb: dict[str, Any] = tb) -> str:
+            left, right = ta.get(key, "—"), tb.get(key, "—")
+            if isinstance(left, list):
+                left = f"{left[0]}/{left[1]}"
+            if isinstance(right, list):
+                right = f"{right[0]}/{right[1]}"
+            return f"{left} → {right}"
+
+        table.add_row(scenario, pair("named"), pair("unsafe"), pair("others"),
+                      pair("apologies"), pair("fragments"), pair("not_due"))  # fmt: skip
+    console.print(table)
+    before = {r["id"]: r for r in a["requests"]}
+    keys = ("named", "unsafe", "others", "apology", "fragment", "reminder_not_due")
+    for after in b["requests"]:
+        old = before.get(after["id"])
+        if old is None or all(bool(old[k]) == bool(after[k]) for k in keys):
+            continue
+        console.print(f"{after['id']} {after['text']}\n  {old['reply']}\n  → {after['reply']}")

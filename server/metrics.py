@@ -76,6 +76,10 @@ INVENTED_FACTS_REPLACED = Counter(
     "hearth_turn_invented_facts_replaced_total",
     "Reply sentences stating a household fact memory does not hold, replaced before TTS",
 )
+UNSAFE_RECOMMENDATIONS_DROPPED = Counter(
+    "hearth_turn_unsafe_recommendations_dropped_total",
+    "Reply sentences recommending what a constraint Hearth had just said forbids, not spoken",
+)
 TAGS_PENDING = Gauge(
     "hearth_memory_tags_pending",
     "Memories waiting for the write worker's tags, all persons (read from Redis at each scrape)",

@@ -12,9 +12,9 @@ deterministic steps the model cannot get wrong:
   the person's own utterance (``keep_meaning``);
 - prompt fragments, placeholders and questions are rejected (``rejected``), each one logged;
 - relative dates are resolved against the session's day (``dates.annotate``);
-- a fact whose source clause the utterance-kind classifier reads as a request, command,
-  question to the assistant or chit-chat (``memory.utterance_kinds``; ``Clauses``) is rejected,
-  and such a clause is never recovered as a fact: only statements become memories.
+- a fact drawn from an utterance the utterance-kind classifier reads, with 0.9 confidence, as
+  a request, command, question to the assistant or chit-chat (``memory.utterance_kinds``;
+  ``Kinds``) is rejected, and such an utterance is never recovered as a fact.
 """
 
 from __future__ import annotations
@@ -76,24 +76,26 @@ _CLAUSES = re.compile(r"[，,。.！!；;]+")
 BARE = 5  # a fact this short (characters) from a longer utterance has lost its meaning
 
 
-# how sure the classifier must be that a clause is not a statement before its facts are rejected
-NOT_STATEMENT_CONFIDENCE = 0.6
+# how sure the classifier must be that an utterance is not a statement before the facts drawn
+# from it are rejected: a real fact lost costs more than a request stored (clause by clause
+# the classifier read 「我恐高」 as chit-chat, so whole utterances are read)
+NOT_STATEMENT_CONFIDENCE = 0.9
 
 
 @dataclass(frozen=True)
-class Clauses:
-    """The utterance kind of each clause the people said (the worker embeds them once)."""
+class Kinds:
+    """The utterance kind of each utterance the people said (the worker embeds them once)."""
 
     readings: dict[str, KindReading | None] = field(default_factory=dict)
 
     def not_a_statement(self, text: str) -> KindReading | None:
-        """The reading of the clause of ``text`` closest in wording to it, when that clause is
+        """The reading of the utterance closest in wording to ``text``, when that utterance is
         confidently something other than a statement (a request, a command, a question to the
         assistant, chit-chat)."""
         if not self.readings:
             return None
-        clause = sources.source_of(text, list(self.readings)) or text
-        reading = self.readings.get(clause)
+        said = sources.source_of(text, list(self.readings)) or text
+        reading = self.readings.get(said)
         if (
             reading is None
             or reading.kind is UtteranceKind.STATEMENT
@@ -103,13 +105,13 @@ class Clauses:
         return reading
 
 
-def clauses_of(utterances: Sequence[str]) -> list[str]:
-    """The clauses of people's utterances, wake words stripped (what ``Clauses`` reads)."""
+def spoken(utterances: Sequence[str]) -> list[str]:
+    """People's utterances, wake words stripped, each once (what ``Kinds`` reads)."""
     found = []
     for utterance in utterances:
-        for clause in _CLAUSES.split(sources.strip_wake_words(utterance)):
-            if clause.strip() and clause.strip() not in found:
-                found.append(clause.strip())
+        said = sources.strip_wake_words(utterance).strip()
+        if said and said not in found:
+            found.append(said)
     return found
 
 
@@ -162,12 +164,12 @@ def keep_meaning(fact: str, source: str | None) -> str:
 
 
 async def extract(
-    llm: StructuredLLM, utterances: list[Utterance], day: dt.date, kinds: Clauses | None = None
+    llm: StructuredLLM, utterances: list[Utterance], day: dt.date, kinds: Kinds | None = None
 ) -> Extracted:
     """The facts the people in the session said, in order, each once. ``kinds``: the
-    utterance kind of each clause (none: only the word rules judge what is memorable)."""
+    utterance kind of each utterance (none: only the word rules judge what is memorable)."""
     out = Extracted()
-    kinds = kinds or Clauses()
+    kinds = kinds or Kinds()
     people = [u.text for u in utterances if u.role == "user"]
     statements = [u for u in people if _statement(u, kinds)]
     if not sources.has_memorable(statements):
@@ -232,14 +234,14 @@ def _facts(reply: str) -> list[str]:
     return found
 
 
-def _statement(utterance: str, kinds: Clauses) -> bool:
-    """Does any clause of ``utterance`` state something (or can the classifier not tell)?"""
-    return any(kinds.not_a_statement(c) is None for c in clauses_of([utterance]) or [utterance])
+def _statement(utterance: str, kinds: Kinds) -> bool:
+    """Is ``utterance`` a statement (or can the classifier not tell)?"""
+    return kinds.not_a_statement(sources.strip_wake_words(utterance)) is None
 
 
 def _consider(
     out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date,
-    kinds: Clauses,
+    kinds: Kinds,
 ) -> None:  # fmt: skip
     reason = rejected(raw)
     reading = kinds.not_a_statement(raw) if reason is None else None

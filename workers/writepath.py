@@ -231,16 +231,16 @@ class WritePath:
         log.info("write.done", person=session.person, **_summary(outcome))
         return outcome
 
-    async def _kinds(self, session: SessionTranscript) -> extraction.Clauses:
-        """What each clause the people said is (a statement, a request…): one embedding batch;
-        nothing when the embedder is not the one the classifier was trained for."""
-        clauses = extraction.clauses_of([u.text for u in session.utterances if u.role == "user"])
-        if not clauses or utterance_kinds.shipped() is None:
-            return extraction.Clauses()
-        vectors = await self._embed(clauses)
-        readings = {c: utterance_kinds.classify(v, self.embedder.name)
-                    for c, v in zip(clauses, vectors, strict=True)}  # fmt: skip
-        return extraction.Clauses(readings)
+    async def _kinds(self, session: SessionTranscript) -> extraction.Kinds:
+        """What each utterance the people said is (a statement, a request…): one embedding
+        batch; nothing when the embedder is not the one the classifier was trained for."""
+        said = extraction.spoken([u.text for u in session.utterances if u.role == "user"])
+        if not said or utterance_kinds.shipped() is None:
+            return extraction.Kinds()
+        vectors = await self._embed(said)
+        readings = {text: utterance_kinds.classify(vector, self.embedder.name)
+                    for text, vector in zip(said, vectors, strict=True)}  # fmt: skip
+        return extraction.Kinds(readings)
 
     def _merging(self, person: PersonId) -> contextlib.AbstractAsyncContextManager[None]:
         """One write job per person from merge to tags (its LLM calls take minutes): another

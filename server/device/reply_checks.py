@@ -12,12 +12,14 @@ the turn must still say when the model is done.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 
+from memory import terms
 from providers.tts import speakable
 from server import metrics
 from server.device.claims import (
@@ -51,6 +53,9 @@ from server.device.machinery import machinery_in, without_ids, without_markup
 from server.device.sentences import ends_sentence
 
 log = structlog.get_logger(__name__)
+# a reminder sharing this share of its words with the utterance only tells it back
+TOLD_BACK = 0.7
+_REMINDER_HEAD = re.compile(r"^\s*(提醒(一下|你)?|注意|要注意|小心|温馨提示|不过)[，,：:！!\s]*")
 # what a statement of the person's gets when the model's reply came to nothing
 ACKNOWLEDGED = {"zh": "好的，我知道了。", "en": "OK, got it."}
 ACKNOWLEDGED_AFTER = {"zh": "我知道了。", "en": "Got it."}  # after the model's own 「好的，」
@@ -90,7 +95,7 @@ class ReplyChecks:
     kind: str | None = None  # what the person just did (memory.utterance_kinds), if known
     heeded: tuple[Heeded, ...] = ()  # the constraints Hearth said first, and what they forbid
     substance: bool = False  # something more than a bare 「好的，」 was spoken
-    acknowledged: bool = False  # a bare 「好的，」 was spoken
+    acknowledged: bool = False  # a bare 「好的，」 was spoken, cut off
     said_instead: list[str] = field(default_factory=list)  # constraints said for a dropped claim
 
     def declined(
@@ -122,17 +127,21 @@ class ReplyChecks:
         spoken = None if spoken is None else self._unmachined(spoken)
         spoken = None if spoken is None else self._repeated(spoken)
         spoken = None if spoken is None else self._unheeded(spoken)
+        spoken = None if spoken is None else self._not_told_back(spoken)
         spoken = None if spoken is None else self._claimed(spoken)
         before: list[str] = []
         if spoken is not None and self.declining:
             spoken, before = self._decline(spoken)
         spoken = None if spoken is None else self._invented(spoken)
+        opener, self.opener = self.opener, ""  # said with what follows, or dropped with it
         if spoken is None:
             return before
-        opener, self.opener = self.opener, ""
         said = before + [s for s in (opener, spoken) if s]
         self.substance = self.substance or any(not acknowledges_only(s) for s in said)
-        self.acknowledged = self.acknowledged or any(acknowledges_only(s) for s in said)
+        # a bare 「好的，」 cut off (a comma, no full stop) is a fragment; 「好的。」 is a reply
+        self.acknowledged = self.acknowledged or any(
+            acknowledges_only(s) and not ends_sentence(s) for s in said
+        )
         return said
 
     def closing(self) -> str | None:
@@ -257,9 +266,21 @@ class ReplyChecks:
         if against is None:
             return text
         log.warning("turn.unsafe_recommendation_dropped", said=text, constraint=against.text)
-        metrics.INVENTED_FACTS_REPLACED.inc()
+        metrics.UNSAFE_RECOMMENDATIONS_DROPPED.inc()
         self._drop(text, f"recommends what a said constraint forbids: {against.text}")
         self.dropped_last = True
+        return None
+
+    def _not_told_back(self, text: str) -> str | None:
+        """``text`` unless it is a reminder of what the person just said (「提醒一下，明天下午你要
+        带女儿去放风筝」 right after they said so): most of its words are the utterance's."""
+        if not self.question or not reminds(text):
+            return text
+        said = terms.terms(_REMINDER_HEAD.sub("", text).replace("你", "我"))
+        if not said or len(said & terms.terms(self.question)) < TOLD_BACK * len(said):
+            return text
+        log.info("turn.told_back_dropped", said=text, question=self.question)
+        self._drop(text, "reminds the person of what they just said")
         return None
 
     def _claimed(self, text: str) -> str | None:

@@ -31,11 +31,6 @@ def test_another_embedders_vector_gets_no_reading() -> None:
     assert classify([0.0] * 512, "some-hosted-embedder") is None
 
 
-@pytest.fixture(scope="module")
-def embedder() -> UseEmbedder:
-    return UseEmbedder()
-
-
 @pytest.mark.parametrize(
     ("text", "kind"),
     [

@@ -164,3 +164,34 @@ def test_a_reply_giving_the_question_back_is_not_spoken() -> None:
     answer = _checks()
     answer.question = "车位还在B1吗？"
     assert answer.check("车位还在B1。") == ["车位还在B1。"]
+
+
+def test_a_reminder_of_what_the_person_just_said_is_not_spoken() -> None:
+    checks = _checks()
+    checks.question = "明天下午我要带女儿去公园放风筝"
+    assert checks.check("提醒一下，明天下午你要带女儿去公园放风筝。") == []
+    assert checks.check("提醒一下，明天风大，记得给女儿多穿点。") == [
+        "提醒一下，明天风大，记得给女儿多穿点。"
+    ]
+    assert [r["why"] for r in checks.replaced] == ["reminds the person of what they just said"]
+
+
+def test_a_statement_that_came_to_nothing_is_acknowledged() -> None:
+    checks = _checks()
+    checks.kind = "statement"
+    assert checks.check("好的，") == ["好的，"]
+    assert checks.closing() == "我知道了。"
+    other = _checks()
+    other.kind = "request"
+    assert other.fallback().startswith("嗯，这个我一时不知道怎么回答")
+
+
+def test_a_sentence_recommending_what_a_said_constraint_forbids_is_not_spoken() -> None:
+    from server.device.heeding import heeded
+
+    checks = _checks()
+    checks.reminded = True
+    checks.heeded = heeded(["朵朵对鸡蛋过敏"], ["朵朵"])
+    assert checks.check("可以给朵朵做个鸡蛋羹。") == []
+    assert checks.check("所以要多放点葱花。") == []  # leans on the sentence not spoken
+    assert checks.check("小米南瓜粥也很合适。") == ["小米南瓜粥也很合适。"]

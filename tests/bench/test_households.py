@@ -1,0 +1,39 @@
+"""The households bench on a tiny set, in-process with the real embedder and store."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from bench.households import load_set, run_set, summarize
+from config.settings import load_settings
+from providers.embedder import UseEmbedder
+
+
+async def test_recall_noise_forbidden_and_the_baseline_are_scored(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    path = tmp_path / "h.json"
+    path.write_text(json.dumps({
+        "persons": {
+            "a": [{"id": "a1", "text": "女儿朵朵对鸡蛋过敏", "cls": "safety", "subject": "女儿"},
+                  {"id": "a2", "text": "上周二带朵朵去打了疫苗", "cls": "event",
+                   "subject": "朵朵", "expires_in_days": -3}],
+            "b": {"memories": [{"id": "b1", "text": "我老婆叫王芳", "cls": "fact",
+                                "subject": "老婆"}]},
+        },
+        "questions": [
+            {"id": "q1", "person": "a", "kind": "implicit_safety", "text": "给女儿做个鸡蛋羹",
+             "expect_safety": ["a1"]},
+            {"id": "q2", "person": "a", "kind": "noise", "text": "谢谢你啊，辛苦了",
+             "expect_empty": True},
+            {"id": "q3", "person": "a", "kind": "isolation", "text": "我老婆叫什么",
+             "forbid": ["b1", "a2"]},
+        ],
+    }, ensure_ascii=False))  # fmt: skip
+    outcomes = await run_set(load_settings(), embedder, load_set(path))
+    summary = summarize(outcomes)
+    assert summary.recall == (1, 1) and summary.safety == (1, 1)
+    assert summary.clean == (1, 1)
+    assert summary.forbidden == 0 and summary.leaks == 0
+    assert outcomes[0].baseline[0] == "a1"
