@@ -280,6 +280,30 @@ def bench_heard(
     run_async(lambda: bench_main(set_, llm_url, folder, set_override, ids, console))
 
 
+@bench_app.command("sessions")
+def bench_sessions(
+    set_: Annotated[
+        Path | None, typer.Option("--set", help="a sessions set (default: the external one)")
+    ] = None,
+    name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "",
+    llm_url: Annotated[
+        str | None, typer.Option(help="write model (default: the local model)")
+    ] = None,
+    model: Annotated[str, typer.Option(help="model name for --llm-url")] = "local",
+    out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+) -> None:
+    """The write path on session sets written outside the project: each person's sessions
+    replayed in order, then memories present with the right class, decay, subject, negation,
+    expiry and language, old values gone, noise storing nothing, read-path questions; write
+    time per session."""
+    from bench.sessions import main as bench_main
+
+    settings_or_exit()
+    path = set_ or EXTERNAL / "sessions.json"
+    folder = out / (name or f"sessions-{time.strftime('%m%d-%H%M')}")
+    run_async(lambda: bench_main(path, llm_url, model, folder, console))
+
+
 @bench_app.command("compare")
 def bench_compare(run_a: Path, run_b: Path) -> None:
     """Per-category and per-question differences between two runs of one bench (e2e, write

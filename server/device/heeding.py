@@ -96,9 +96,38 @@ def forbidden_items(text: str, names: Iterable[str] = ()) -> frozenset[str]:
     return frozenset(items)
 
 
-def heeded(texts: Sequence[str], names: Iterable[str] = ()) -> tuple[Heeded, ...]:
+def heeded(
+    texts: Sequence[str], names: Iterable[str] = (), request: str = ""
+) -> tuple[Heeded, ...]:
+    """The said constraints and what each forbids; with ``request``, the request itself too:
+    once a constraint concerns it, a sentence going along with what it asks for (「你可以喂团团
+    一小块扑热息痛」 after 「人吃的药一片都不能给它」) names its items without refusing them —
+    knowledge the table lacks (扑热息痛 is a human medicine) need not be known to catch it."""
     known = tuple(names)
-    return tuple(Heeded(t, forbidden_items(t, known)) for t in texts)
+    said = [Heeded(t, forbidden_items(t, known)) for t in texts]
+    if request and said:
+        said.append(Heeded(REQUEST, request_items(request, known)))
+    return tuple(said)
+
+
+REQUEST = "the request a said constraint concerns"
+
+
+def request_items(request: str, names: Iterable[str] = ()) -> frozenset[str]:
+    """The request's specific item words: jieba nouns and the like of three characters or more
+    (扑热息痛, 晕船贴, 零度可乐 — not the topic a reply repeats, 早饭, 蛋糕), names and person
+    words left out."""
+    people = {*entities.RELATIONS, *(n for n in names if n), "我", "你", "他", "她", "它"}
+    return frozenset(
+        p.word.lower()
+        for p in tagged(request)
+        if len(p.word.strip()) > 2
+        and p.flag.startswith(("n", "eng", "nz", "x"))
+        and not p.flag.startswith("nr")
+        and p.word not in people
+        and p.word not in _NOT_ITEMS
+        and not any(p.word in person for person in people if len(person) > 1)
+    )
 
 
 def recommends_against(sentence: str, said: Sequence[Heeded]) -> Heeded | None:

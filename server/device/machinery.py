@@ -46,6 +46,16 @@ def without_markup(sentence: str) -> str:
     return sentence if found is None else sentence[: found.start()].rstrip(" ：:，,")
 
 
+# a memory line's note in the prompt (server.memory.render.describe), copied into a reply:
+# 「…在对门龙老师家（关于我）」, 「（关于妈妈，记于2026-11-02）」
+_PROMPT_NOTE = re.compile(r"\s*[（(](?:关于|记于|到\d{4}-)[^（）()]{0,40}[）)]")
+
+
+def without_notes(sentence: str) -> str:
+    """``sentence`` with the prompt's memory-line notes cut out."""
+    return _PROMPT_NOTE.sub("", sentence)
+
+
 def machinery_in(sentence: str) -> str | None:
     """The machinery ``sentence`` names (a prompt part, a tool, an id), or None."""
     found = _PARTS.search(sentence) or _IDS.search(sentence)

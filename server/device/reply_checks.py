@@ -49,7 +49,7 @@ from server.device.grounding import (
     unsupported,
 )
 from server.device.heeding import Heeded, recommends_against
-from server.device.machinery import machinery_in, without_ids, without_markup
+from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
 from server.device.sentences import ends_sentence
 
 log = structlog.get_logger(__name__)
@@ -228,6 +228,11 @@ class ReplyChecks:
         """``text`` unless it speaks the device's machinery (a prompt part, a tool, an id:
         ``server.device.machinery``): a reminder keeps its warning, ids cut out; any other such
         sentence is not spoken. A tool call written as text in it is cut off."""
+        noted = without_notes(text)
+        if noted != text:
+            log.info("turn.prompt_note_cut", said=text)
+            self._drop(text, "a memory line's note from the prompt")
+            text = noted
         cut = without_markup(text)
         if cut != text:
             log.warning("turn.markup_dropped", said=text)

@@ -296,7 +296,7 @@ class Turn:
             await self._put(queue, reminder)
             self.checks.reminded = True
             subjects = [str(m.get("subject") or "") for m in groups.get("safety", [])]
-            self.checks.heeded = heeded(remind, subjects)
+            self.checks.heeded = heeded(remind, subjects, text)
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()

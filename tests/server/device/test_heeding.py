@@ -41,3 +41,13 @@ def test_an_english_constraint_forbids_its_items_by_word() -> None:
     assert recommends_against("You could bake walnut brownies.", said) is not None
     assert recommends_against("Bake them without walnuts.", said) is None
     assert recommends_against("Take a walk down the street.", said) is None
+
+
+def test_once_a_constraint_concerns_a_request_going_along_with_it_is_not_spoken() -> None:
+    request = "团团蔫蔫的像是发烧了，掰一小块扑热息痛喂它"
+    said = heeded(["兽医说团团只能用猫专用的药，人吃的药一片都不能给它"], ["团团"], request)
+    assert recommends_against("你可以喂团团一小块扑热息痛。", said) is not None
+    assert recommends_against("先别喂扑热息痛，带它去宠物医院。", said) is None
+    # the topic a reply repeats is no item: 「早饭」 of a breakfast request
+    breakfast = heeded(["朵朵对鸡蛋过敏"], ["朵朵"], "明天早上给朵朵做什么早饭好")
+    assert recommends_against("早饭可以煮个小米粥。", breakfast) is None

@@ -195,3 +195,22 @@ def test_a_sentence_recommending_what_a_said_constraint_forbids_is_not_spoken() 
     assert checks.check("可以给朵朵做个鸡蛋羹。") == []
     assert checks.check("所以要多放点葱花。") == []  # leans on the sentence not spoken
     assert checks.check("小米南瓜粥也很合适。") == ["小米南瓜粥也很合适。"]
+
+
+def test_a_memory_lines_prompt_note_is_never_read_aloud() -> None:
+    checks = _checks()
+    assert checks.check("备用钥匙在对门龙老师家（关于我）。") == ["备用钥匙在对门龙老师家。"]
+    assert checks.replaced[0]["why"] == "a memory line's note from the prompt"
+
+
+def test_device_controls_without_a_tool_are_declined_with_one_the_model_acts() -> None:
+    from server.device.claims import requested_act, tool_could_do
+
+    act = requested_act("把声音调大一点")
+    assert act is not None
+    volume = {"function": {"name": "self.audio_speaker.set_volume", "description": "Set volume"}}
+    assert tool_could_do(act, [volume])
+    assert not tool_could_do(act, [])
+    checks = _checks()
+    assert checks.declined("把声音调大一点", [], None) is not None
+    assert checks.check("好的，音量调大了。") == [CANNOT]
