@@ -1,9 +1,9 @@
 """``hearth bench kinds``: the utterance-kind classifier (``memory.utterance_kinds``) trained on
-the labelled training set and scored on sets it was not trained on — five-fold cross-validation
-on the training set, then every other labelled set given (the frozen set, the "what is heard"
-requests), per kind: precision, recall, and the confusion table. ``--train`` writes the shipped
-weights (the weights are a function of the training file and the embedder: the same command
-reproduces them).
+the labelled training sets (``bench/data/utterance_kinds/train-*.jsonl``) and scored on sets it
+was not trained on — five-fold cross-validation on the training utterances, then every other
+labelled set given (the frozen set, the "what is heard" requests), per kind: precision, recall,
+and the confusion table. ``--train`` writes the shipped weights (a function of the training files
+and the embedder: the same command reproduces them).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from memory.utterance_kinds import KINDS, WEIGHTS, KindModel, UtteranceKind, tra
 from providers.embedder import Embedder
 
 DATA = Path(__file__).parent / "data"
-TRAIN = DATA / "utterance_kinds" / "train-2026-12-03.jsonl"
+TRAINING = DATA / "utterance_kinds"  # every train-*.jsonl in it
 FROZEN = (DATA / "frozen" / "kinds-2026-12-03.jsonl", DATA / "frozen" / "heard-2026-12-03.json")
 
 
@@ -107,10 +107,14 @@ def print_score(result: Score, console: Console) -> None:
     console.print(table)
 
 
+def training_set() -> list[Labelled]:
+    return [item for path in sorted(TRAINING.glob("train-*.jsonl")) for item in load(path)]
+
+
 def main(
     embedder: Embedder, console: Console, write: bool, sets: Sequence[Path], out: Path | None
 ) -> list[Score]:
-    items = load(TRAIN)
+    items = training_set()
     vectors = embed_all(embedder, [i.text for i in items])
     results = [cross_validate(items, vectors, embedder.name)]
     model = train(vectors, [i.kind for i in items], embedder.name)

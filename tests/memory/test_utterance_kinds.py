@@ -49,3 +49,18 @@ def test_the_shipped_weights_read_plain_utterances(
     reading = classify(vector, embedder.name)
     assert reading is not None
     assert reading.kind is kind
+
+
+def test_the_shipped_weights_are_what_the_training_files_give(embedder: UseEmbedder) -> None:
+    """`hearth bench kinds --train` reproduces the shipped weights from the committed data."""
+    from bench.kinds import embed_all, training_set
+
+    items = training_set()
+    vectors = embed_all(embedder, [i.text for i in items])
+    model = train(vectors, [i.kind for i in items], embedder.name)
+    ours = shipped()
+    assert ours is not None and ours.embedder == embedder.name
+    same = sum(
+        model.read(v.tolist()).kind == ours.read(v.tolist()).kind for v in vectors
+    )  # fmt: skip
+    assert same / len(items) >= 0.99
