@@ -32,9 +32,9 @@ from memory.writes import (
     mark_for_tagging,
     request_tags,
 )
-from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
+from server.traces import TraceStore
 
 Handler = Callable[[Request], Awaitable[Response]]
 

@@ -42,11 +42,8 @@ from server.device.priority import ConversationFirst, NoPriority, TurnPriority
 from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
-from server.device.tools import ToolContext, ToolRegistry
-from server.device.traces import TraceStore
 from server.device.turn import PromptContributor, TurnServices
 from server.device.voice_input import VoiceServices
-from server.device.words import warm as warm_words
 from server.device.ws_server import DeviceServer
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
@@ -57,6 +54,9 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.supervisor import Supervisor, keep_running
+from server.tools import ToolContext, ToolRegistry
+from server.traces import TraceStore
+from server.understanding.words import warm as warm_words
 from server.vision import VISION_PATH, VisionServices, vision_token
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings

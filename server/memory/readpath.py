@@ -49,7 +49,7 @@
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
    A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
    it is about — against which the turn checks each spoken sentence
-   (``server.device.grounding``: a name, place or number memory does not hold is not said).
+   (``server.understanding.grounding``: a name, place or number memory does not hold is not said).
 7. The injected text and each memory's group are logged.
 """
 
@@ -68,7 +68,10 @@ from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Embedder, embed_async
-from server.device.grounding import (
+from server.memory import applies, knowledge, lookup
+from server.memory.render import describe, render_block
+from server.tools import ToolContext
+from server.understanding.grounding import (
     Grounds,
     asks_about_the_household_state,
     asks_caution,
@@ -78,10 +81,7 @@ from server.device.grounding import (
     places_in,
     without_asking,
 )
-from server.device.tools import ToolContext
-from server.device.words import warm as warm_words
-from server.memory import applies, knowledge, lookup
-from server.memory.render import describe, render_block
+from server.understanding.words import warm as warm_words
 
 log = structlog.get_logger(__name__)
 Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue"]

@@ -33,8 +33,8 @@ from functools import cached_property
 import cn2an
 
 from memory import entities, slot_kinds
-from server.device import answer_shapes
-from server.device.words import tagged
+from server.understanding import answer_shapes
+from server.understanding.words import tagged
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
