@@ -12,6 +12,7 @@ import contextlib
 import hmac
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -32,9 +33,9 @@ from memory.writes import (
     mark_for_tagging,
     request_tags,
 )
-from server.device.traces import TraceStore
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
+from server.traces import TraceStore
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -70,10 +71,24 @@ def admin_routes(
     redis: Redis | None = None,
     tags: TagRequests | None = None,
 ) -> list[Route]:
-    tags = tags or NoTagging()
+    admin = _MemoryAdmin(memory, redis, tags or NoTagging())
+    return [
+        Route("/admin/memory/recall", _guarded(token, admin.recall), methods=["POST"]),
+        Route("/admin/memory/import", _guarded(token, admin.import_), methods=["POST"]),
+        Route("/admin/memory/cues", _guarded(token, admin.cues), methods=["POST"]),
+    ]
 
-    async def recall(request: Request) -> Response:
-        if memory is None:
+
+@dataclass(frozen=True, slots=True)
+class _MemoryAdmin:
+    """The admin API's memory operations: recall as a turn would, import lines, remake cues."""
+
+    memory: MemoryEngine | None
+    redis: Redis | None
+    tags: TagRequests
+
+    async def recall(self, request: Request) -> Response:
+        if self.memory is None:
             return _no_memory()
         body = await request.json()
         person, question = str(body.get("person", "")), str(body.get("question", ""))
@@ -83,11 +98,11 @@ def admin_routes(
             who = person_id(person)
         except IdentityError as exc:
             return JSONResponse({"error": exc.message}, 400)
-        result = await memory.read_path.recall(who, question, time.time())
+        result = await self.memory.read_path.recall(who, question, time.time())
         return JSONResponse(result.as_json())
 
-    async def import_(request: Request) -> Response:
-        if memory is None:
+    async def import_(self, request: Request) -> Response:
+        if self.memory is None:
             return _no_memory()
         body = await request.json()
         person = str(body.get("person", ""))
@@ -102,7 +117,7 @@ def admin_routes(
         except IdentityError as exc:
             return JSONResponse({"error": exc.message}, 400)
         try:
-            stored = await _import_locked(memory, redis, lines, who)
+            stored = await _import_locked(self.memory, self.redis, lines, who)
         except RedisError as exc:
             return JSONResponse(
                 {"error": f"Redis is unreachable ({exc!r:.120}): an import takes the person's "
@@ -115,21 +130,21 @@ def admin_routes(
         given = {line.text.strip() for line in lines if line.cues}
         cue = [m.key for m in stored
                if not m.tags_pending and m.cls in CUED_CLASSES and m.text not in given]  # fmt: skip
-        if (pending or cue) and redis is not None:  # lines without a class: tagged there too
-            await mark_for_tagging(redis, who, pending)
-            await mark_for_cues(redis, who, cue)
-            await request_tags(tags, who)
+        if (pending or cue) and self.redis is not None:  # lines without a class: tagged there too
+            await mark_for_tagging(self.redis, who, pending)
+            await mark_for_cues(self.redis, who, cue)
+            await request_tags(self.tags, who)
         return JSONResponse(
             {"imported": len(stored), "person": person, "tags_pending": len(pending),
              "cues_pending": len(cue)}
         )  # fmt: skip
 
-    async def cues(request: Request) -> Response:
+    async def cues(self, request: Request) -> Response:
         """(Re)make the cues of every constraint and preference of a person — memories stored
         before cues existed, or after a change of write model. The worker does it."""
-        if memory is None:
+        if self.memory is None:
             return _no_memory()
-        if redis is None:
+        if self.redis is None:
             return JSONResponse({"error": "cues need the worker (Redis)"}, 409)
         body = await request.json()
         try:
@@ -139,21 +154,17 @@ def admin_routes(
         queued: list[str] = []
         offset: str | None = None
         while True:
-            page = await store_call(memory.store, memory.store.scroll, who, None, 256, offset)
+            page = await store_call(
+                self.memory.store, self.memory.store.scroll, who, None, 256, offset
+            )
             queued += [m.key for m in page.memories if m.cls in CUED_CLASSES]
             offset = page.next_offset
             if offset is None:
                 break
-        await mark_for_cues(redis, who, queued)
+        await mark_for_cues(self.redis, who, queued)
         if queued:
-            await request_tags(tags, who)  # the tag job makes pending cues too
+            await request_tags(self.tags, who)  # the tag job makes pending cues too
         return JSONResponse({"person": who, "cues_pending": len(queued)})
-
-    return [
-        Route("/admin/memory/recall", _guarded(token, recall), methods=["POST"]),
-        Route("/admin/memory/import", _guarded(token, import_), methods=["POST"]),
-        Route("/admin/memory/cues", _guarded(token, cues), methods=["POST"]),
-    ]
 
 
 def _no_memory() -> Response:

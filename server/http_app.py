@@ -29,10 +29,10 @@ from server import metrics
 from server.admin import admin_routes, person_routes, status_routes, trace_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.body_guard import Authenticate, BodyGuard, plain_too_large
-from server.device.traces import TraceStore
 from server.devices import ActivationBusy, DeviceRegistry
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
+from server.traces import TraceStore
 from server.vision import VISION_PATH, VisionServices, vision_routes
 from server.vision import authenticate as vision_authenticate
 from workers.tag_requests import ArqTagRequests

@@ -42,11 +42,8 @@ from server.device.priority import ConversationFirst, NoPriority, TurnPriority
 from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
-from server.device.tools import ToolContext, ToolRegistry
-from server.device.traces import TraceStore
 from server.device.turn import PromptContributor, TurnServices
 from server.device.voice_input import VoiceServices
-from server.device.words import warm as warm_words
 from server.device.ws_server import DeviceServer
 from server.devices import DeviceRegistry
 from server.http_app import HttpServices, build_http_app
@@ -57,6 +54,9 @@ from server.memory.render import MEMORY_RULES
 from server.memory.safety import check_safety_tool
 from server.persons import PersonMap
 from server.supervisor import Supervisor, keep_running
+from server.tools import ToolContext, ToolRegistry
+from server.traces import TraceStore
+from server.understanding.words import warm as warm_words
 from server.vision import VISION_PATH, VisionServices, vision_token
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
@@ -372,21 +372,7 @@ async def _serve(
             for child in engines.children:
                 supervisor.add(child, up=child not in engines.down)
             ws = await devices.start(settings.server.host, settings.server.ws_port)
-            http_services = HttpServices(
-                settings=settings,
-                authority=authority_for(settings),
-                devices=DeviceRegistry(redis),
-                metrics_token=secret_value(
-                    settings.auth.metrics_token,
-                    settings.data_dir,
-                    "metrics_token",
-                    "auth.metrics_token",
-                ),
-                admin_token=secret_value(None, settings.data_dir, "admin_token"),
-                memory=memory,
-                status=lambda: component_status(supervisor, engines, turn.tts),
-                vision=vision_services(settings, redis, memory),
-            )
+            http_services = _http_services(settings, redis, memory, supervisor, engines, turn)
             http = _QuietServer(
                 http_config(build_http_app(http_services), settings, settings.server.http_port)
             )
@@ -397,47 +383,13 @@ async def _serve(
             )
             publish_agent_pointer(settings.data_dir, settings.mcp.agent_person)
             tasks.append(asyncio.create_task(hook.drain_forever()))
-            approvals = devices.approvals
-            if approvals is not None:  # a revoke from the CLI or console closes open sockets
-
-                async def watch_revocations() -> None:
-                    assert approvals is not None
-                    await approvals.watch_revocations(devices.close_revoked)
-
-                tasks.append(asyncio.create_task(keep_running("revocations", watch_revocations)))
+            tasks += _watching_revocations(devices)
             mcp_servers = _mcp_servers(settings, memory, redis)
             mcp_servers += _console_server(settings, memory, redis)
             servers += [(server, asyncio.create_task(server.serve())) for server in mcp_servers]
             if mode == "up":
-
-                async def run_worker() -> None:
-                    worker = build_worker(
-                        engines.redis_url,
-                        settings=settings,
-                        memory=memory,
-                        local_llm_url=engines.write_llm_url or engines.llm_base_url,
-                        handle_signals=False,
-                        llm_gate=_write_gate(supervisor, engines),
-                    )
-                    try:
-                        await worker.async_run()
-                    finally:
-                        with contextlib.suppress(Exception):
-                            await worker.close()
-
-                # arq's poll loop ends on a Redis error (e.g. a restarting Redis): start it again
-                tasks.append(asyncio.create_task(keep_running("worker", run_worker)))
-            down = {"down": [server.child.name for server in engines.down]} if engines.down else {}
-            log.log(
-                logging.WARNING if down else logging.INFO,
-                "hearth.ready_degraded" if down else "hearth.ready",
-                mode=mode,
-                **down,
-                devices=f"ws://{settings.server.host}:{settings.server.ws_port}/xiaozhi/v1/",
-                ota=f"http://{settings.server.host}:{settings.server.http_port}/xiaozhi/ota/",
-                llm=engines.llm_base_url,
-                engine=[s.engine.name for s in engines.llm_servers] or None,
-            )
+                tasks.append(_running_worker(settings, engines, supervisor, memory))
+            _log_ready(settings, mode, engines)
             await stop.wait()
             log.info("hearth.stopping")
             ws.close()
@@ -455,6 +407,82 @@ async def _serve(
             admin_url_file(settings.data_dir).unlink()
         if memory is not None:
             memory.close()
+
+
+def _http_services(
+    settings: HearthSettings,
+    redis: Redis,
+    memory: MemoryEngine | None,
+    supervisor: Supervisor,
+    engines: Engines,
+    turn: TurnServices,
+) -> HttpServices:
+    return HttpServices(
+        settings=settings,
+        authority=authority_for(settings),
+        devices=DeviceRegistry(redis),
+        metrics_token=secret_value(
+            settings.auth.metrics_token,
+            settings.data_dir,
+            "metrics_token",
+            "auth.metrics_token",
+        ),
+        admin_token=secret_value(None, settings.data_dir, "admin_token"),
+        memory=memory,
+        status=lambda: component_status(supervisor, engines, turn.tts),
+        vision=vision_services(settings, redis, memory),
+    )
+
+
+def _watching_revocations(devices: DeviceServer) -> list[asyncio.Task[object]]:
+    """A revoke from the CLI or console closes open sockets (with device approval on)."""
+    approvals = devices.approvals
+    if approvals is None:
+        return []
+
+    async def watch_revocations() -> None:
+        assert approvals is not None
+        await approvals.watch_revocations(devices.close_revoked)
+
+    return [asyncio.create_task(keep_running("revocations", watch_revocations))]
+
+
+def _running_worker(
+    settings: HearthSettings, engines: Engines, supervisor: Supervisor, memory: MemoryEngine | None
+) -> asyncio.Task[object]:
+    """The write-path worker inside ``hearth up``."""
+
+    async def run_worker() -> None:
+        worker = build_worker(
+            engines.redis_url,
+            settings=settings,
+            memory=memory,
+            local_llm_url=engines.write_llm_url or engines.llm_base_url,
+            handle_signals=False,
+            llm_gate=_write_gate(supervisor, engines),
+        )
+        try:
+            await worker.async_run()
+        finally:
+            with contextlib.suppress(Exception):
+                await worker.close()
+
+    # arq's poll loop ends on a Redis error (e.g. a restarting Redis): start it again
+    return asyncio.create_task(keep_running("worker", run_worker))
+
+
+def _log_ready(settings: HearthSettings, mode: Mode, engines: Engines) -> None:
+    down = {"down": [server.child.name for server in engines.down]} if engines.down else {}
+    log.log(
+        logging.WARNING if down else logging.INFO,
+        "hearth.ready_degraded" if down else "hearth.ready",
+        mode=mode,
+        **down,
+        devices=f"ws://{settings.server.host}:{settings.server.ws_port}/xiaozhi/v1/",
+        ota=f"http://{settings.server.host}:{settings.server.http_port}/xiaozhi/ota/",
+        llm=engines.llm_base_url,
+        engine=[s.engine.name for s in engines.llm_servers] or None,
+    )
 
 
 async def _stop_servers(servers: list[tuple[uvicorn.Server, asyncio.Task[object]]]) -> None:

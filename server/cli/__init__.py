@@ -7,13 +7,13 @@ import sys
 
 import typer
 
-from bench.cli import bench_app  # the one import of bench/: the root mounts `hearth bench`
 from config.settings import SettingsError
 from server.cli.common import configuration_error
 from server.cli.devices import device_app
 from server.cli.jobs import jobs_app
 from server.cli.memory import memory_app
 from server.cli.models import models_app
+from server.cli.mounts import mount_offered
 from server.cli.persons import persons_app
 from server.cli.run import run_app
 from server.cli.tokens import api_key_app, console_app, mcp_app
@@ -21,11 +21,14 @@ from server.cli.tokens import api_key_app, console_app, mcp_app
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Hearth voice-device server")
 app.registered_commands += run_app.registered_commands
 for sub, name in (
-    (device_app, "device"), (models_app, "models"), (bench_app, "bench"), (memory_app, "memory"),
+    (device_app, "device"), (models_app, "models"), (None, "bench"), (memory_app, "memory"),
     (jobs_app, "jobs"), (api_key_app, "api-key"), (mcp_app, "mcp"), (console_app, "console"),
     (persons_app, "persons"),
 ):  # fmt: skip
-    app.add_typer(sub, name=name)
+    if sub is None:  # offered by a package above server (bench/), through its entry point
+        mount_offered(app, name)
+    else:
+        app.add_typer(sub, name=name)
 
 
 def main() -> None:

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 
 from memory import entities
 from memory.terms import STOP_WORDS
-from server.device.words import tagged
 from server.memory import knowledge
+from server.understanding.words import tagged
 
 _CLAUSES = re.compile(r"[，,。；;！!？?\n]")
 _PROHIBITS = re.compile(

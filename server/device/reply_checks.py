@@ -38,7 +38,10 @@ from server.device.claims import (
     tool_could_do,
 )
 from server.device.echo import echoes
-from server.device.grounding import (
+from server.device.heeding import Heeded, recommends_against
+from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
+from server.device.sentences import ends_sentence
+from server.understanding.grounding import (
     Grounds,
     admits,
     constraints_of_claimed,
@@ -48,9 +51,6 @@ from server.device.grounding import (
     unheld_allergies,
     unsupported,
 )
-from server.device.heeding import Heeded, recommends_against
-from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
-from server.device.sentences import ends_sentence
 
 log = structlog.get_logger(__name__)
 # a reminder sharing this share of its words with the utterance only tells it back

@@ -38,7 +38,6 @@ from server.device.listening import (
     UtteranceEnded,
 )
 from server.device.phrases import is_exit_phrase, is_one_of
-from server.device.tools import ToolContext
 from server.device.turn import Turn, TurnServices
 from server.device.voice_input import UndecodableAudio, VoiceInput, VoiceServices
 from server.mcp.client import DeviceMcpClient, McpCallError
@@ -59,6 +58,7 @@ from server.protocol.messages import (
     McpReceived,
     PingReceived,
 )
+from server.tools import ToolContext
 
 log = structlog.get_logger(__name__)
 MAX_PENDING_UTTERANCES = 3  # utterances of one device waiting for ASR; more are refused

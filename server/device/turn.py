@@ -34,9 +34,9 @@ from server.device.priority import NoPriority, TurnPriority
 from server.device.reply_checks import ReplyChecks
 from server.device.rules import STATEMENT_NOTE
 from server.device.sentences import CodeBlocks, SentenceSplitter
-from server.device.tools import ToolContext, ToolRegistry
 from server.mcp.client import DeviceMcpClient, McpCallError
 from server.protocol.machine import DeviceProtocol
+from server.tools import ToolContext, ToolRegistry
 
 log = structlog.get_logger(__name__)
 

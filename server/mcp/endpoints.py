@@ -31,11 +31,11 @@ from memory.identity import ME, person_id, speaker_name
 from memory.registry import Speakers
 from memory.schema import PersonId
 from memory.writes import Duplicate, MemoryWriter, NoTagging
-from server.device.tools import ToolContext
 from server.mcp.tokens import Endpoint, McpIdentity, McpTokens
 from server.memory.engine import MemoryEngine
 from server.memory.safety import DESCRIPTION as SAFETY_DESCRIPTION
 from server.memory.safety import check_safety_tool
+from server.tools import ToolContext
 from workers.tag_requests import ArqTagRequests
 
 log = structlog.get_logger(__name__)

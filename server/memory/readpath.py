@@ -49,7 +49,7 @@
    "no memory about this" marker, a looked-up request with no constraint in scope says so.
    A question for a household fact also gets its ``Grounds`` — what memory holds about whoever
    it is about — against which the turn checks each spoken sentence
-   (``server.device.grounding``: a name, place or number memory does not hold is not said).
+   (``server.understanding.grounding``: a name, place or number memory does not hold is not said).
 7. The injected text and each memory's group are logged.
 """
 
@@ -67,8 +67,11 @@ from memory import entities, slot_kinds, terms, utterance_kinds, when
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from memory.utterance_kinds import KindReading, UtteranceKind
-from providers.embedder import Embedder, embed_async
-from server.device.grounding import (
+from providers.embedder import Embedder, Vector, embed_async
+from server.memory import applies, knowledge, lookup
+from server.memory.render import describe, render_block
+from server.tools import ToolContext
+from server.understanding.grounding import (
     Grounds,
     asks_about_the_household_state,
     asks_caution,
@@ -78,10 +81,7 @@ from server.device.grounding import (
     places_in,
     without_asking,
 )
-from server.device.tools import ToolContext
-from server.device.words import warm as warm_words
-from server.memory import applies, knowledge, lookup
-from server.memory.render import describe, render_block
+from server.understanding.words import warm as warm_words
 
 log = structlog.get_logger(__name__)
 Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue"]
@@ -159,6 +159,29 @@ class Recall:
         }
 
 
+@dataclass
+class _Reading:
+    """One recall under way: what its question asks of memory (read once, before round 1) and
+    what the rounds have found so far."""
+
+    question: str
+    vector: Vector
+    now: float
+    result: Recall
+    relations: list[str]
+    anchored: bool  # first person, a relation or a name (memory.entities)
+    touches: bool  # the request touches a safety topic (server.memory.lookup)
+    covered: bool  # …or names only something a constraint family covers (server.memory.knowledge)
+    cues: bool  # the person's cues are searched
+    asked: tuple[str, ...]  # the kinds of fact asked (memory.slot_kinds)
+    at: tuple[str, ...]  # the times a plan names (memory.when)
+    found: dict[str, Recalled] = field(default_factory=dict)
+    targeted: set[str] = field(default_factory=set)  # by a slot, schedule or cue search
+    again: bool = False  # round 2 repeats the direct search (a page of expired hits)
+    cued: dict[str, Hit] = field(default_factory=dict)  # the memories cues point at
+    concerned: list[str] = field(default_factory=list)  # whom the question is about
+
+
 class ReadPath:
     def __init__(
         self, embedder: Embedder, store: MemoryStore, settings: MemorySettings,
@@ -177,8 +200,38 @@ class ReadPath:
         [vector] = await embed_async(self.embedder, [question])
         result.kind = utterance_kinds.classify(vector, self.embedder.name)
         clock.lap("embed")
-        found: dict[str, Recalled] = {}
-        targeted: set[str] = set()  # found by a slot, schedule or cue search (and maybe more)
+        reading, searches = self._first_round(question, vector, now, result)
+        first = await search_async(self.store, person, searches, now)
+        result.round_trips += 1
+        self._take_first_round(reading, searches, first)
+        clock.lap("round1")
+        second = self._second_round(reading)
+        if second:
+            hits = await search_async(self.store, person, second, now)
+            result.round_trips += 1
+            self._take_second_round(reading, hits)
+        clock.lap("round2")
+        ordered = self._in_scope(reading)
+        self._within_prompt(reading, ordered)
+        if result.safety and self.settings.say_constraints:
+            self._said_first(reading, ordered)
+        result.block = render_block(
+            [r.memory for r in result.safety],
+            [r.memory for r in result.related],
+            now,
+            looked=result.looked,
+            personal=reading.anchored,
+            inline_rules=self.settings.inline_rules,
+            lacking=result.grounds is not None and result.grounds.lacking,
+        )
+        clock.lap("render")
+        result.timings_ms["total"] = sum(result.timings_ms.values())
+        return result
+
+    def _first_round(
+        self, question: str, vector: Vector, now: float, result: Recall
+    ) -> tuple[_Reading, list[Search]]:
+        """What the question asks of memory, and round 1's searches for it (one batch)."""
         relations = entities.relations_in(question)
         s = self.settings
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
@@ -211,37 +264,57 @@ class ReadPath:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
             searches.append(Search(vector, limit, s.relation_threshold, tuple(relations)))
-        first = await search_async(self.store, person, searches, now)
-        result.round_trips += 1
+        reading = _Reading(
+            question, vector, now, result, relations, anchored, touches, covered, cues, asked, at
+        )
+        return reading, searches
+
+    def _take_first_round(
+        self, reading: _Reading, searches: list[Search], first: list[list[Hit]]
+    ) -> None:
+        question, now, found, s = reading.question, reading.now, reading.found, self.settings
         live = [h for h in first[0] if not h.memory.expired(now)]
         # a full page with too few live hits: more may lie below it → ask again in round 2
-        again = len(first[0]) == searches[0].limit and len(live) < s.limit
-        _collect(found, self._direct(question, anchored, live[: s.limit]), "direct", now)
+        reading.again = len(first[0]) == searches[0].limit and len(live) < s.limit
+        direct = self._direct(question, reading.anchored, live[: s.limit])
+        _collect(found, direct, "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
-            _collect(found, self._lexical(question, anchored, next(rounds)), "lexical", now)
-        if result.looked:
-            held = {h.memory.key: h for h in next(rounds) if not h.memory.expired(now)}
-            chosen = lookup.in_scope(question, [h.memory for h in held.values()],
-                                     s.safety_lookup_limit)  # fmt: skip
-            if covered:
-                chosen = [m for m in chosen if knowledge.covers(m.text, question)]
-                result.looked = bool(chosen)  # none covers it: no lookup to speak of
-            _collect(found, [held[m.key] for m in chosen], "lookup", now)
-        if asked:
-            about_whom = _about_whom_asked(question, anchored, relations, next(rounds))
+            lexical = self._lexical(question, reading.anchored, next(rounds))
+            _collect(found, lexical, "lexical", now)
+        if reading.result.looked:
+            self._take_lookup(reading, next(rounds))
+        if reading.asked:
+            about_whom = _about_whom_asked(
+                question, reading.anchored, reading.relations, next(rounds)
+            )
             _collect(found, about_whom, "slot", now)
-            targeted |= {h.memory.key for h in about_whom}
-        if at:
+            reading.targeted |= {h.memory.key for h in about_whom}
+        if reading.at:
             scope = lookup.scope_of(question)
             then = [h for h in next(rounds) if scope.covers(question, h.memory)]
             _collect(found, then, "schedule", now)
-            targeted |= {h.memory.key for h in then}
-        cued = _cued(next(rounds), found, s.cue_limit) if cues else {}
-        targeted |= cued.keys()
+            reading.targeted |= {h.memory.key for h in then}
+        reading.cued = _cued(next(rounds), found, s.cue_limit) if reading.cues else {}
+        reading.targeted |= reading.cued.keys()
         for about in rounds:
             _collect(found, about, "relation", now)
-        clock.lap("round1")
+
+    def _take_lookup(self, reading: _Reading, hits: list[Hit]) -> None:
+        """The safety lookup's scan: the constraints in scope of the request."""
+        question, now, result = reading.question, reading.now, reading.result
+        held = {h.memory.key: h for h in hits if not h.memory.expired(now)}
+        chosen = lookup.in_scope(question, [h.memory for h in held.values()],
+                                 self.settings.safety_lookup_limit)  # fmt: skip
+        if reading.covered:
+            chosen = [m for m in chosen if knowledge.covers(m.text, question)]
+            result.looked = bool(chosen)  # none covers it: no lookup to speak of
+        _collect(reading.found, [held[m.key] for m in chosen], "lookup", now)
+
+    def _second_round(self, reading: _Reading) -> list[Search]:
+        """Round 2's searches: the entities round 1 linked, a repeated direct search, the cued."""
+        question, found, vector, s = reading.question, reading.found, reading.vector, self.settings
+        relations, asked = reading.relations, reading.asked
         second: list[Search] = []
         # a word match, a clash in time or a constraint the lookup read as a safety net is no
         # sign the question is about whoever it names
@@ -255,6 +328,7 @@ class ReadPath:
         scope = _scope(question, list(found.values()), linked)
         concerned = _names_from([r for r in starters if scope.covers(question, r.memory)], [])
         concerned += linked
+        reading.concerned = concerned
         if names and s.entity_limit:
             second.append(Search(vector, s.entity_limit, None, tuple(names)))
         if concerned and s.entity_limit:
@@ -264,84 +338,86 @@ class ReadPath:
             second.append(Search(vector, s.entity_limit, None, tuple(concerned), cls=safety))
             if asked:  # …and so does the kind of fact asked (「我女儿最着迷什么」: her likes)
                 second.append(Search(vector, s.entity_limit, None, tuple(concerned), slots=asked))
-        if again:
+        if reading.again:
             second.append(Search(vector, s.limit, s.threshold))
-        if cued:  # the memories cues point at, read by id
-            second.append(Search(vector, len(cued), None, ids=tuple(cued)))
-        if second:
-            hits = await search_async(self.store, person, second, now)
-            result.round_trips += 1
-            if cued:
-                _collect_cued(found, question, hits.pop(), cued, now)
-            if again:
-                _collect(found, self._direct(question, anchored, hits.pop()), "direct", now)
-            for about in hits:
-                _collect(found, about, "entity", now)
-        clock.lap("round2")
-        ordered = sorted(found.values(), key=lambda r: r.score, reverse=True)
+        if reading.cued:  # the memories cues point at, read by id
+            second.append(Search(vector, len(reading.cued), None, ids=tuple(reading.cued)))
+        return second
+
+    def _take_second_round(self, reading: _Reading, hits: list[list[Hit]]) -> None:
+        question, now, found = reading.question, reading.now, reading.found
+        if reading.cued:
+            _collect_cued(found, question, hits.pop(), reading.cued, now)
+        if reading.again:
+            _collect(found, self._direct(question, reading.anchored, hits.pop()), "direct", now)
+        for about in hits:
+            _collect(found, about, "entity", now)
+
+    @staticmethod
+    def _in_scope(reading: _Reading) -> list[Recalled]:
+        """Everything found, best first, without the constraints this turn has no concern with."""
+        question, result = reading.question, reading.result
+        ordered = sorted(reading.found.values(), key=lambda r: r.score, reverse=True)
         # a constraint of someone the question does not concern is no concern of this turn,
         # whichever round brought it (「我头疼，能吃片布洛芬吗？」 and 爸爸's gout); whom it
         # concerns, again with the name statements round 2 brought (「女儿叫小橙子」 for 橙橙)
         scope = _scope(question, ordered, _linked(ordered, question))
         result.unconcerned = [
-            r.memory for r in ordered if not _concerns(question, scope, concerned, r.memory)
+            r.memory for r in ordered if not _concerns(question, scope, reading.concerned, r.memory)
         ]
         # …and on a question for what is so that no constraint could touch (「小橙子周六几点上
         # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
         # model said the peanut allergy and stopped, the class time never said
         if asks_about_the_household_state(question) and not (
-            touches or covered or asks_caution(question)
+            reading.touches or reading.covered or asks_caution(question)
         ):
             result.unneeded = [
                 r.memory for r in ordered
                 if r.group == "safety" and r.why != "cue" and not _asked_about(question, r.memory)
             ]  # fmt: skip
         left_out = {m.key for m in (*result.unconcerned, *result.unneeded)}
-        ordered = [r for r in ordered if r.memory.key not in left_out]
+        return [r for r in ordered if r.memory.key not in left_out]
+
+    def _within_prompt(self, reading: _Reading, ordered: list[Recalled]) -> None:
+        """The groups the block shows (related lines within budget), and the turn's grounds."""
+        question, now, result = reading.question, reading.now, reading.result
         result.safety = [r for r in ordered if r.group == "safety"]
         related = [r for r in ordered if r.group == "related"]
-        result.related = _within_budget(related, s.related_budget(self.embedded_llm), targeted)
+        budget = self.settings.related_budget(self.embedded_llm)
+        result.related = _within_budget(related, budget, reading.targeted)
         result.beyond = [r for r in related if r not in result.related]
         # whether memory holds the answer is judged on what the model will read — and when
         # only a line past the budget holds it, the budget gives way: the block must not say
         # 「这些记忆里没有这个问题的答案」 of an answer memory has
         shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
-        result.grounds = _grounds(question, anchored, shown, now)
+        result.grounds = _grounds(question, reading.anchored, shown, now)
         if result.beyond and result.grounds is not None and result.grounds.lacking:
-            whole = _grounds(question, anchored, [r.memory for r in ordered], now)
+            whole = _grounds(question, reading.anchored, [r.memory for r in ordered], now)
             if whole is not None and not whole.lacking:
                 result.related, result.beyond, result.grounds = related, [], whole
-        # said by Hearth first (server.memory.applies): whatever brought them into the group
-        if result.safety and s.say_constraints:
-            said = [(r.memory, r.cue) for r in result.safety]
-            linked = _linked(ordered, question)
-            result.applies = applies.applying(question, said, linked)
-            # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned
-            # nor one naming something the knowledge table knows: it has judged (布洛芬 is not
-            # of a penicillin allergy's family)
-            if (
-                not result.applies
-                and result.grounds is None
-                and _asks_or_plans(result.kind)
-                and not knowledge.names_covered(question)
-            ):
-                by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
-                result.applies = applies.closest(question, by_meaning, linked)
-            if result.kind is not None and result.kind.kind is UtteranceKind.STATEMENT:
-                # the person telling the constraint is not reminded of it
-                result.applies = [m for m in result.applies if not applies.restated(question, m)]
-        result.block = render_block(
-            [r.memory for r in result.safety],
-            [r.memory for r in result.related],
-            now,
-            looked=result.looked,
-            personal=anchored,
-            inline_rules=s.inline_rules,
-            lacking=result.grounds is not None and result.grounds.lacking,
-        )
-        clock.lap("render")
-        result.timings_ms["total"] = sum(result.timings_ms.values())
-        return result
+
+    @staticmethod
+    def _said_first(reading: _Reading, ordered: list[Recalled]) -> None:
+        """The constraints Hearth says first (server.memory.applies), whatever brought them into
+        the safety group."""
+        question, result = reading.question, reading.result
+        said = [(r.memory, r.cue) for r in result.safety]
+        linked = _linked(ordered, question)
+        result.applies = applies.applying(question, said, linked)
+        # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned
+        # nor one naming something the knowledge table knows: it has judged (布洛芬 is not
+        # of a penicillin allergy's family)
+        if (
+            not result.applies
+            and result.grounds is None
+            and _asks_or_plans(result.kind)
+            and not knowledge.names_covered(question)
+        ):
+            by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
+            result.applies = applies.closest(question, by_meaning, linked)
+        if result.kind is not None and result.kind.kind is UtteranceKind.STATEMENT:
+            # the person telling the constraint is not reminded of it
+            result.applies = [m for m in result.applies if not applies.restated(question, m)]
 
     @staticmethod
     def _lexical(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:

@@ -16,8 +16,8 @@ import structlog
 from memory.schema import MemoryClass, PersonId
 from memory.store import MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
-from server.device.tools import ServerTool, ToolContext
 from server.memory.render import SAFETY_TOPICS, describe
+from server.tools import ServerTool, ToolContext
 
 log = structlog.get_logger(__name__)
 MAX_CONSTRAINTS = 20

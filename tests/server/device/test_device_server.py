@@ -142,7 +142,7 @@ async def test_abort_stops_the_reply_at_once(hearth: RunningHearth) -> None:
 async def test_an_aborted_turn_leaves_its_trace(hearth: RunningHearth, redis: Redis) -> None:
     """What was said before the abort, marked unfinished, with its timing: debugging a turn a
     person cut off starts from the same trace as any other."""
-    from server.device.traces import TraceStore
+    from server.traces import TraceStore
 
     hearth.llm.responder = lambda req: Reply("这是一个很长的故事。" * 20)
     device = hearth.device()

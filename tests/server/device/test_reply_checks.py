@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.device.grounding import Grounds
 from server.device.reply_checks import ReplyChecks
+from server.understanding.grounding import Grounds
 
 CANNOT = "这个我这里做不到。"
 DONT_KNOW = "这个你还没跟我说过，我不知道。"

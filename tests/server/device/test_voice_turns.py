@@ -74,8 +74,8 @@ async def test_a_spoken_turn_traces_where_its_time_went(
 ) -> None:
     """Every stage from the person's last voiced frame to the first Opus frame, in order, as
     ms after the end of speech: what ``hearth bench latency`` splits."""
-    from server.device.traces import TraceStore
     from server.device.turn import STAGES
+    from server.traces import TraceStore
 
     hearth.llm.responder = lambda req: Reply("这是一个水杯。")
     device = hearth.device()

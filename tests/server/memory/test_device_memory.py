@@ -103,9 +103,9 @@ async def test_each_turn_leaves_a_trace_of_recall_tools_and_reply(
 ) -> None:
     import httpx
 
-    from server.device.traces import TraceStore
     from server.devices import DeviceRegistry
     from server.http_app import HttpServices, build_http_app
+    from server.traces import TraceStore
 
     replies = iter([
         Reply(tool_calls=[{"name": "check_safety", "arguments": {"topic": "海鲜礼包"}}]),
@@ -239,7 +239,7 @@ async def test_a_failing_store_costs_the_memory_not_the_turn(
 
 async def _ask(hearth: RunningHearth, redis: Redis, *questions: str) -> tuple[str, dict[str, Any]]:
     """Ask on one connection; the last answer and its turn's trace."""
-    from server.device.traces import TraceStore
+    from server.traces import TraceStore
 
     device = hearth.device(MAC)
     await device.connect()

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.device.grounding import (
+from server.understanding.grounding import (
     Grounds,
     asks_about_the_household_state,
     asks_for_a_fact,
@@ -15,7 +15,7 @@ from server.device.grounding import (
     unheld_allergies,
     unsupported,
 )
-from server.device.words import warm
+from server.understanding.words import warm
 
 WIFE = Grounds("我老婆生日是哪天？", ("老婆的生日是三月十二号", "老婆喜欢看悬疑小说"))
 

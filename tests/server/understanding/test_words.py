@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import jieba.posseg
 
-from server.device.words import tagged, warm
+from server.understanding.words import tagged, warm
 
 
 def test_the_cut_is_jiebas_and_is_made_once() -> None:

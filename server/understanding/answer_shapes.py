@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import jieba.posseg
 
-from server.device.words import tagged
+from server.understanding.words import tagged
 
 _NUM = "0-9零〇一二两三四五六七八九十百千万半"
 

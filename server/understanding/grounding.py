@@ -31,10 +31,11 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import cn2an
+import jieba.posseg
 
 from memory import entities, slot_kinds
-from server.device import answer_shapes
-from server.device.words import tagged
+from server.understanding import answer_shapes
+from server.understanding.words import tagged
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
@@ -265,19 +266,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     if not choice and (asks_caution(question) or several):
         return False  # what to watch out for is the constraints' to answer; several asks, any
     people = [name for name in names if name]
-    focus, topic = [], []
-    for i, pair in enumerate(pairs):
-        word = pair.word.strip()
-        if not word or any(word in n or n in word for n in people):
-            continue
-        if _a_side(word, sides):
-            continue  # 「坐飞机还是开车」: the values asked between say nothing of the topic
-        if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])) and len(word) < 3:
-            continue  # 「什么品种」: a category; 「什么降压药」 still names a thing
-        if _specific(word, pair.flag):
-            focus.append(word)
-        elif _topical(word, pair.flag):
-            topic.append(word)
+    focus, topic = _asked_thing(pairs, people, sides)
     # the texts about what it asks of (「瑜伽课」「国庆…云南」); all when it names nothing
     about = _about(texts, focus, topic) if focus or topic else list(texts)
     if choice:  # among the texts about the topic (「国庆去云南…」), not 「开车过去要四十分钟」
@@ -295,6 +284,28 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         not_values = asked_words | set(people)
         return not any(_shows_all(shapes, text, not_values) for text in about)
     return bool(focus) and not any(_held(word, held) for word in focus)
+
+
+def _asked_thing(
+    pairs: Sequence[jieba.posseg.pair], people: Sequence[str], sides: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """The words of a question naming the thing it asks about: its specific words (``focus``)
+    and its topical ones, leaving out whom it is about, the values a choice asks between and
+    the category after 什么/哪个."""
+    focus, topic = [], []
+    for i, pair in enumerate(pairs):
+        word = pair.word.strip()
+        if not word or any(word in n or n in word for n in people):
+            continue
+        if _a_side(word, sides):
+            continue  # 「坐飞机还是开车」: the values asked between say nothing of the topic
+        if _CATEGORY_BEFORE.search("".join(p.word for p in pairs[:i])) and len(word) < 3:
+            continue  # 「什么品种」: a category; 「什么降压药」 still names a thing
+        if _specific(word, pair.flag):
+            focus.append(word)
+        elif _topical(word, pair.flag):
+            topic.append(word)
+    return focus, topic
 
 
 def _instance_asked(question: str) -> str | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.schema import PersonId
-from server.device.traces import TurnTrace
+from server.traces import TurnTrace
 
 ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
 

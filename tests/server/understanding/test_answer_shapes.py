@@ -1,6 +1,6 @@
 import pytest
 
-from server.device.answer_shapes import SHAPES, asked, shows
+from server.understanding.answer_shapes import SHAPES, asked, shows
 
 SHAPE = {shape.name: shape for shape in SHAPES}
 

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from config import keys
-from server.device.grounding import Grounds
+from server.understanding.grounding import Grounds
 
 log = structlog.get_logger(__name__)
 MAX_TURNS = 200  # per session
@@ -46,7 +46,7 @@ class TurnTrace:
     tool_calls: list[ToolCallTrace] = field(default_factory=list)
     reply: str = ""
     # sentences the model wrote that were not spoken as written (a claimed action, an invented
-    # fact: server.device.claims, server.device.grounding), each with why
+    # fact: server.device.claims, server.understanding.grounding), each with why
     replaced: list[dict[str, Any]] = field(default_factory=list)
     failure: str | None = None  # why the model did not answer (llm_unavailable / llm_failed)
     finished: bool = False
