@@ -32,7 +32,7 @@ from server.understanding.words import tagged
 
 _CLAUSES = re.compile(r"[，,。；;！!？?\n]")
 _PROHIBITS = re.compile(
-    r"不能|不可|不让|不要|不许|不宜|不适合|别|禁|忌|避免|远离|过敏|少[吃喝碰用]|戒"
+    r"不[能可让要许宜得行准]|不适合|别|禁|忌|避免|远离|过敏|少[吃喝碰用]|戒"
     r"|allergic|avoid|never|must not|mustn't|can't|cannot|not allowed|\bno\b",
     re.IGNORECASE,
 )

@@ -51,3 +51,8 @@ def test_once_a_constraint_concerns_a_request_going_along_with_it_is_not_spoken(
     # the topic a reply repeats is no item: 「早饭」 of a breakfast request
     breakfast = heeded(["朵朵对鸡蛋过敏"], ["朵朵"], "明天早上给朵朵做什么早饭好")
     assert recommends_against("早饭可以煮个小米粥。", breakfast) is None
+
+
+def test_every_way_of_saying_no_makes_a_clause_prohibiting() -> None:
+    said = heeded(["番薯闻不得精油，茶树油尤其不行"], ["番薯"])
+    assert recommends_against("建议使用茶树油，闻起来比较香。", said) is not None
