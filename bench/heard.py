@@ -43,7 +43,7 @@ DAY = 86400.0
 _REFUSED = re.compile(r"不|别|没|避免|禁|忌|过敏|小心|注意|代替|替代|换成|而不是|除了|远离|慎")
 _SENTENCES = re.compile(r"(?<=[。！？!?；;])")
 _BARE_ACK = re.compile(r"^\s*(好的|好|嗯|行|可以|没问题|收到)[，,。！!]?\s*$")
-_ENDS = re.compile(r"[。！？!?…~）)」\"'a-zA-Z0-9]\s*$")
+_ENDS = re.compile(r"[。！？!?.…~）)」\"'a-zA-Z0-9]\s*$")
 NOT_DUE = frozenset(("statement", "chit_chat", "device_command", "unrelated_task", "plan_request",
                      "memory_question"))  # fmt: skip
 

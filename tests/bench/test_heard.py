@@ -82,3 +82,8 @@ def test_compare_prints_the_requests_whose_verdict_changed(tmp_path: Path) -> No
     text = console.export_text()
     assert "0/1 → 1/1" in text
     assert "提醒一下：朵朵对鸡蛋过敏。" in text
+
+
+def test_an_english_reply_ending_in_a_full_stop_is_no_fragment() -> None:
+    chat = _request(scenario="chit_chat", concerns=(), forbid=(), must_not=())
+    assert not judge(chat, "There are 604,800 seconds in a week.", {}).fragment
