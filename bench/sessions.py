@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -211,32 +210,14 @@ def report(name: str, checks: Sequence[Check], runs: Sequence[SessionRun],
 async def main(
     path: Path, llm_url: str | None, model: str, out: Path, console: Console
 ) -> dict[str, tuple[int, int]]:
-    from redis.asyncio import Redis
-
-    from bench.write_model import write_model
+    from bench.write_model import write_rig
     from config.settings import load_settings
-    from providers.processes import EmbeddedRedis
-    from server.memory.engine import build_memory
-    from workers.writepath import WritePath
 
     data = await asyncio.to_thread(load_set, path)
-    home = load_settings()
-    with tempfile.TemporaryDirectory(prefix="hearth-bench-sessions-") as tmp:
-        scratch = Path(tmp)
-        settings = load_settings(data_dir=scratch)
-        redis_server = EmbeddedRedis(scratch / "redis")
-        await redis_server.start()
-        memory = build_memory(settings)
-        redis = Redis.from_url(redis_server.url)
-        try:
-            async with write_model(llm_url, model, home, settings, scratch) as llm:
-                write_path = WritePath(redis, memory.embedder, memory.store, llm, settings.write)
-                read_path = ReadPath(memory.embedder, memory.store, settings.memory)
-                checks, runs = await replay(write_path, read_path, data, console)
-        finally:
-            await redis.aclose()
-            memory.close()
-            redis_server.stop()
+    async with write_rig(llm_url, model, load_settings(), "hearth-bench-sessions-") as rig:
+        write_path, settings = rig
+        read_path = ReadPath(write_path.embedder, write_path.store, settings.memory)
+        checks, runs = await replay(write_path, read_path, data, console)
     figures = report(path.name, checks, runs, console)
     results = {
         "set": path.name, "llm": llm_url or "local", "date": time.strftime("%Y-%m-%d"),

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from config.settings import HearthSettings
 from providers.llm import JsonLLM
 from providers.processes import LocalLLMServer, free_port
+
+if TYPE_CHECKING:
+    from workers.writepath import WritePath
 
 
 @contextlib.asynccontextmanager
@@ -37,3 +42,32 @@ async def write_model(
     finally:
         if server is not None:
             server.stop()
+
+
+@contextlib.asynccontextmanager
+async def write_rig(
+    llm_url: str | None, model: str, home: HearthSettings, prefix: str
+) -> AsyncIterator[tuple[WritePath, HearthSettings]]:
+    """A real write path in a scratch folder: a private Redis, the embedded store, the real
+    embedder and the write model (``write_model``); everything stopped on the way out."""
+    from redis.asyncio import Redis
+
+    from config.settings import load_settings
+    from providers.processes import EmbeddedRedis
+    from server.memory.engine import build_memory
+    from workers.writepath import WritePath
+
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        scratch = Path(tmp)
+        settings = load_settings(data_dir=scratch)
+        redis_server = EmbeddedRedis(scratch / "redis")
+        await redis_server.start()
+        memory = build_memory(settings)
+        redis = Redis.from_url(redis_server.url)
+        try:
+            async with write_model(llm_url, model, home, settings, scratch) as llm:
+                yield WritePath(redis, memory.embedder, memory.store, llm, settings.write), settings
+        finally:
+            await redis.aclose()
+            memory.close()
+            redis_server.stop()

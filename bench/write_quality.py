@@ -439,15 +439,10 @@ class Options:
 async def main(options: Options, console: Console) -> Path:
     """Replay the chosen sessions on the local model (or ``--llm-url``) and write the run."""
     import os
-    import tempfile
-
-    from redis.asyncio import Redis
 
     from bench.e2e.hearth import env_overrides
-    from bench.write_model import write_model
+    from bench.write_model import write_rig
     from config.settings import load_settings
-    from providers.processes import EmbeddedRedis
-    from server.memory.engine import build_memory
 
     os.environ.update(env_overrides(list(options.overrides)))
     home = load_settings()
@@ -459,29 +454,17 @@ async def main(options: Options, console: Console) -> Path:
         return options.split == "all" or s.split == options.split
 
     folder = options.out / options.name
-    with tempfile.TemporaryDirectory(prefix="hearth-bench-wq-") as tmp:
-        scratch = Path(tmp)
-        settings = load_settings(data_dir=scratch)
-        redis_server = EmbeddedRedis(scratch / "redis")
-        await redis_server.start()
-        memory = build_memory(settings)
-        redis = Redis.from_url(redis_server.url)
-        try:
-            async with write_model(options.llm_url, options.model, home, settings, scratch) as llm:
-                write_path = WritePath(redis, memory.embedder, memory.store, llm, settings.write)
+    async with write_rig(options.llm_url, options.model, home, "hearth-bench-wq-") as rig:
+        write_path, _ = rig
 
-                def show(r: SessionScore) -> None:
-                    bad = sum(not i.ok for i in r.items)
-                    passed = f"{len(r.items) - bad}/{len(r.items)} items"
-                    console.print(
-                        f"{r.id:8} {r.split:4} {r.seconds:6.1f} s  {passed}  extra {len(r.extra)}"
-                    )
+        def show(r: SessionScore) -> None:
+            bad = sum(not i.ok for i in r.items)
+            passed = f"{len(r.items) - bad}/{len(r.items)} items"
+            console.print(
+                f"{r.id:8} {r.split:4} {r.seconds:6.1f} s  {passed}  extra {len(r.extra)}"
+            )
 
-                results = await run(write_path, sessions, chosen, show)
-        finally:
-            await redis.aclose()
-            memory.close()
-            redis_server.stop()
+        results = await run(write_path, sessions, chosen, show)
     meta = {
         "name": options.name, "split": options.split, "only": list(options.only),
         "llm": options.llm_url or str(home.local_llm.model_file), "model": options.model,
