@@ -460,6 +460,13 @@ class ReadPath:
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
         """PromptContributor for device turns: recall, log what was injected, return the block."""
         recall = await self.recall(context.person, utterance)
+        if quiet_kind(recall.kind):
+            # a command to the device or chit-chat: nothing of memory is read out for it (the
+            # trace and the log say so: what was found is not what was injected)
+            log.info("readpath.quiet_kind", question=utterance,
+                     kind=recall.kind.as_json() if recall.kind else None,
+                     found=[r.memory.text for r in recall.safety + recall.related])  # fmt: skip
+            recall = replace(recall, safety=[], related=[], applies=[], block="", grounds=None)
         log.info(
             "readpath.injected",
             person=context.person,
@@ -483,11 +490,6 @@ class ReadPath:
         if recall.kind is not None:
             context.trace.kind = recall.kind.kind.value
             context.trace.kind_confidence = recall.kind.confidence
-        if quiet_kind(recall.kind):
-            # a command to the device or chit-chat: nothing of memory is read out for it
-            log.info("readpath.quiet_kind", question=utterance, kind=recall.kind.as_json()
-                     if recall.kind else None)  # fmt: skip
-            return None
         context.trace.grounds = recall.grounds
         context.trace.remind = [applies.spoken(m) for m in recall.applies]
         return recall.block or None

@@ -434,3 +434,23 @@ async def test_the_budget_gives_way_when_only_a_line_past_it_holds_the_answer(
     recall = await ReadPath(embedder, store, settings).recall(ZHANG, question)
     assert answer in texts(recall.related) and recall.beyond == []
     assert recall.grounds is not None and not recall.grounds.lacking
+
+
+async def test_chit_chat_injects_nothing_and_the_trace_says_so(read_path: ReadPath) -> None:
+    from server.tools import ToolContext
+
+    context = ToolContext(ZHANG, "dev", "s1")
+    assert await read_path.prompt_block("谢谢你啊，今天辛苦了", context) is None
+    assert context.trace.kind == "chitchat"
+    memory = context.trace.memory or {}
+    assert memory["groups"] == {"safety": [], "related": []}
+    assert context.trace.remind == []
+
+
+async def test_a_request_hears_the_constraint_closest_in_meaning(read_path: ReadPath) -> None:
+    """No word of 「小橙子对花生过敏」 in the request, yet it is the constraint said first."""
+    from server.tools import ToolContext
+
+    context = ToolContext(ZHANG, "dev", "s1")
+    await read_path.prompt_block("小橙子想吃士力架", context)
+    assert any("花生" in line for line in context.trace.remind)
