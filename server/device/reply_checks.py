@@ -94,6 +94,9 @@ class ReplyChecks:
     opener: str = ""  # 「提醒一下，」 held back until what it reminds of is spoken
     kind: str | None = None  # what the person just did (memory.utterance_kinds), if known
     heeded: tuple[Heeded, ...] = ()  # the constraints Hearth said first, and what they forbid
+    # the safety group's other constraints (of whoever the request concerns), not said: a
+    # sentence recommending what one forbids is replaced by that constraint, said then
+    guarded: tuple[Heeded, ...] = ()
     substance: bool = False  # something more than a bare 「好的，」 was spoken
     acknowledged: bool = False  # a bare 「好的，」 was spoken, cut off
     said_instead: list[str] = field(default_factory=list)  # constraints said for a dropped claim
@@ -268,13 +271,22 @@ class ReplyChecks:
             self._drop(text, "continues a sentence not spoken")
             return None
         against = recommends_against(text, self.heeded)
-        if against is None:
+        unsaid = None if against is not None else recommends_against(text, self.guarded)
+        if against is None and unsaid is None:
             return text
-        log.warning("turn.unsafe_recommendation_dropped", said=text, constraint=against.text)
+        constraint = against or unsaid
+        assert constraint is not None
+        log.warning("turn.unsafe_recommendation_dropped", said=text, constraint=constraint.text)
         metrics.UNSAFE_RECOMMENDATIONS_DROPPED.inc()
-        self._drop(text, f"recommends what a said constraint forbids: {against.text}")
+        self._drop(text, f"recommends what a constraint forbids: {constraint.text}")
         self.dropped_last = True
-        return None
+        if unsaid is None:
+            return None
+        # a constraint of the safety group Hearth had not said: said now, in its place, once
+        self.guarded = tuple(g for g in self.guarded if g is not unsaid)
+        self.heeded = (*self.heeded, unsaid)
+        opening = REMINDER.get(self.language.split("-")[0])
+        return None if opening is None else f"{opening}{unsaid.text}。"
 
     def _not_told_back(self, text: str) -> str | None:
         """``text`` unless it is a reminder of what the person just said (「提醒一下，明天下午你要

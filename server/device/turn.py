@@ -292,11 +292,13 @@ class Turn:
         # applies: never for a command or chit-chat, nor what the person just told)
         remind = self.context.trace.remind
         reminder = reminder_sentence(remind, self.services.language)
+        subjects = [str(m.get("subject") or "") for m in groups.get("safety", [])]
         if reminder is not None:
             await self._put(queue, reminder)
             self.checks.reminded = True
-            subjects = [str(m.get("subject") or "") for m in groups.get("safety", [])]
             self.checks.heeded = heeded(remind, subjects, text)
+        unsaid = [spoken_line(m, self.context.person) for m in groups.get("safety", [])]
+        self.checks.guarded = heeded([t for t in unsaid if t not in remind], subjects)
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
@@ -473,6 +475,15 @@ class Turn:
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
             if self.services.on_first_audio is not None:
                 self.services.on_first_audio(total, self.timing.provider_s)
+
+
+def spoken_line(line: dict[str, Any], person: str) -> str:
+    """A safety-group line of the trace as the device says it, as ``server.memory.applies.
+    spoken`` says a memory: the person's own 「我」 as 「你」, someone else's as their name."""
+    text = str(line.get("text", "")).strip().rstrip("。！!.")
+    speaker = str(line.get("speaker") or "")
+    own = not speaker or speaker in ("me", person)
+    return text.replace("我", "你" if own else speaker)
 
 
 def _tool_results_message(ran: list[tuple[ToolCall, str]]) -> Message:

@@ -214,3 +214,13 @@ def test_device_controls_without_a_tool_are_declined_with_one_the_model_acts() -
     checks = _checks()
     assert checks.declined("把声音调大一点", [], None) is not None
     assert checks.check("好的，音量调大了。") == [CANNOT]
+
+
+def test_a_sentence_against_an_unsaid_constraint_is_replaced_by_that_constraint() -> None:
+    from server.device.heeding import heeded
+
+    checks = _checks()
+    checks.guarded = heeded(["Daniel对坚果过敏，腰果、杏仁都不能吃"], ["Daniel"])
+    assert checks.check("腰果多放点吧。") == ["提醒一下：Daniel对坚果过敏，腰果、杏仁都不能吃。"]
+    assert checks.check("杏仁也可以来一点。") == []  # said once; the next is dropped
+    assert checks.check("再配点水果。") == ["再配点水果。"]
