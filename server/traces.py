@@ -39,6 +39,9 @@ class TurnTrace:
     grounds: Grounds | None = None  # a household fact question: what the reply may state
     # the constraints the request names, as the device says them first (server.memory.applies)
     remind: list[str] = field(default_factory=list)
+    # the safety group's other constraints, as the device would say them (a reply sentence
+    # recommending what one forbids is replaced by it: server.device.heeding)
+    unsaid: list[str] = field(default_factory=list)
     # what the person just did (memory.utterance_kinds: statement, request, command…) and how
     # sure the classifier was; None when it could not tell (another embedder)
     kind: str | None = None

@@ -71,7 +71,7 @@ class Heeded:
 
 def forbidden_items(text: str, names: Iterable[str] = ()) -> frozenset[str]:
     """What the constraint ``text`` forbids, as words a reply would use."""
-    people = {*entities.RELATIONS, *(n for n in names if n), "我", "你", "他", "她", "它"}
+    people = _people(names)
     items: set[str] = set()
     for clause in _CLAUSES.split(text):
         if not _PROHIBITS.search(clause) or _ALLOWS_ONLY.search(clause):
@@ -96,6 +96,11 @@ def forbidden_items(text: str, names: Iterable[str] = ()) -> frozenset[str]:
     return frozenset(items)
 
 
+def _people(names: Iterable[str]) -> set[str]:
+    """Words naming a person, never an item: relation words, the household's names, pronouns."""
+    return {*entities.RELATIONS, *(n for n in names if n), "我", "你", "他", "她", "它"}
+
+
 def heeded(
     texts: Sequence[str], names: Iterable[str] = (), request: str = ""
 ) -> tuple[Heeded, ...]:
@@ -117,7 +122,7 @@ def request_items(request: str, names: Iterable[str] = ()) -> frozenset[str]:
     """The request's specific item words: jieba nouns and the like of three characters or more
     (扑热息痛, 晕船贴, 零度可乐 — not the topic a reply repeats, 早饭, 蛋糕), names and person
     words left out."""
-    people = {*entities.RELATIONS, *(n for n in names if n), "我", "你", "他", "她", "它"}
+    people = _people(names)
     return frozenset(
         p.word.lower()
         for p in tagged(request)

@@ -297,8 +297,7 @@ class Turn:
             await self._put(queue, reminder)
             self.checks.reminded = True
             self.checks.heeded = heeded(remind, subjects, text)
-        unsaid = [spoken_line(m, self.context.person) for m in groups.get("safety", [])]
-        self.checks.guarded = heeded([t for t in unsaid if t not in remind], subjects)
+        self.checks.guarded = heeded(self.context.trace.unsaid, subjects)
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()
@@ -475,15 +474,6 @@ class Turn:
             metrics.SERVER_ADDED.observe(max(0.0, total - self.timing.provider_s))
             if self.services.on_first_audio is not None:
                 self.services.on_first_audio(total, self.timing.provider_s)
-
-
-def spoken_line(line: dict[str, Any], person: str) -> str:
-    """A safety-group line of the trace as the device says it, as ``server.memory.applies.
-    spoken`` says a memory: the person's own 「我」 as 「你」, someone else's as their name."""
-    text = str(line.get("text", "")).strip().rstrip("。！!.")
-    speaker = str(line.get("speaker") or "")
-    own = not speaker or speaker in ("me", person)
-    return text.replace("我", "你" if own else speaker)
 
 
 def _tool_results_message(ran: list[tuple[ToolCall, str]]) -> Message:

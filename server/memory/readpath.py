@@ -492,6 +492,10 @@ class ReadPath:
             context.trace.kind_confidence = recall.kind.confidence
         context.trace.grounds = recall.grounds
         context.trace.remind = [applies.spoken(m) for m in recall.applies]
+        said = {m.key for m in recall.applies}
+        context.trace.unsaid = [
+            applies.spoken(r.memory) for r in recall.safety if r.memory.key not in said
+        ]
         return recall.block or None
 
 
