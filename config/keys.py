@@ -121,3 +121,8 @@ def console_signed_out(session_csrf: str) -> str:
 def console_login_address(address: str) -> str:
     """Login attempts from one client address, counted before hashing (expires with the window)."""
     return f"{PREFIX}console:fail-from:{address}"
+
+
+def voices(household: str) -> str:
+    """Voiceprints of one household's members: hash member person -> json voice record."""
+    return f"{PREFIX}voices:{household}"

