@@ -1,0 +1,101 @@
+"""Chinese kinship terms (称谓): which words name a relative, of which gender and generation, and
+which words name the same relation. The table is ``kinship.json`` next to this module, generated
+by ``scripts/kinship_table.py`` from the npm package relationship.js (MIT; its notice is in the
+file's ``source`` header). Loaded once, on first use.
+
+Generation counts up towards elders: 爸爸 +1, 爷爷 +2, 孙女 -2; None when a term has readings of
+different generations (大爷: father's elder brother or grandfather's). Gender is "m", "f" or None
+(爱人, 孩子). Single-character terms (娘, 妈, 哥, 姐 …) are included but flagged, since in running
+text they are often parts of other words; ``longest_at`` can leave them out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+TABLE = Path(__file__).with_name("kinship.json")
+
+
+@dataclass(frozen=True, slots=True)
+class Kin:
+    term: str
+    canonical: str
+    gender: str | None
+    generation: int | None
+    chains: tuple[str, ...]  # the library's relation chain keys, e.g. "m,f" (mother's father)
+    single_char: bool
+    child_calls: dict[str, tuple[str, ...]]  # speaker gender -> what the speaker's child says
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    kin: dict[str, Kin]
+    longest: int
+    source: dict[str, Any]
+
+
+@cache
+def _table() -> _Table:
+    raw = json.loads(TABLE.read_text(encoding="utf-8"))
+    kin = {
+        term: Kin(
+            term=term,
+            canonical=row["canonical"],
+            gender=row["gender"],
+            generation=row["generation"],
+            chains=tuple(row["chains"]),
+            single_char=row["single_char"],
+            child_calls={sex: tuple(said) for sex, said in row["child_calls"].items()},
+        )
+        for term, row in raw["terms"].items()
+    }
+    return _Table(kin=kin, longest=max(map(len, kin)), source=raw["source"])
+
+
+def entry(term: str) -> Kin | None:
+    return _table().kin.get(term)
+
+
+def is_kin(term: str) -> bool:
+    return term in _table().kin
+
+
+def canonical(term: str) -> str | None:
+    """The one term shared by all words for the same relation (姥爷, 外祖父 -> 外公)."""
+    found = entry(term)
+    return found.canonical if found else None
+
+
+def gender(term: str) -> str | None:
+    found = entry(term)
+    return found.gender if found else None
+
+
+def generation(term: str) -> int | None:
+    found = entry(term)
+    return found.generation if found else None
+
+
+def terms() -> frozenset[str]:
+    return frozenset(_table().kin)
+
+
+def source() -> dict[str, Any]:
+    """Library name, version, licence and notice the table was built from."""
+    return dict(_table().source)
+
+
+def longest_at(text: str, start: int, *, single_char: bool = True) -> str | None:
+    """The longest kinship term in ``text`` starting at ``start``; with ``single_char=False``
+    a lone 妈/哥/娘 … does not count."""
+    table = _table()
+    if not 0 <= start < len(text):
+        return None
+    for size in range(min(table.longest, len(text) - start), 0 if single_char else 1, -1):
+        if text[start : start + size] in table.kin:
+            return text[start : start + size]
+    return None
