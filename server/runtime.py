@@ -42,7 +42,7 @@ from server.device.priority import ConversationFirst, NoPriority, TurnPriority
 from server.device.rules import ACTION_RULES
 from server.device.session import SessionServices
 from server.device.session_end import EnqueueOnSessionEnd
-from server.device.turn import PromptContributor, TurnServices
+from server.device.turn import TurnServices
 from server.device.voice_input import VoiceServices
 from server.device.ws_server import DeviceServer
 from server.devices import DeviceRegistry
@@ -203,11 +203,9 @@ async def device_stack(
 ) -> AsyncIterator[tuple[DeviceServer, EnqueueOnSessionEnd]]:
     """The device-facing services, built from live engines (also used by tests and benches)."""
     tools = ToolRegistry()
-    contributors: list[PromptContributor] = []
     system_prompt = f"{settings.llm.system_prompt}\n\n{ACTION_RULES}"
     if memory is not None:
         tools.register(check_safety_tool(memory.embedder, memory.store))
-        contributors.append(memory.read_path)
         system_prompt = f"{system_prompt}\n\n{MEMORY_RULES}"
     turn = TurnServices(
         llm=llm,
@@ -216,7 +214,7 @@ async def device_stack(
         audio=settings.audio,
         session=settings.session,
         system_prompt=system_prompt,
-        contributors=contributors,
+        memory=None if memory is None else memory.read_path,
         encode_pool=encode_pool(settings.audio.encode_threads),
         language=settings.asr.language,
         priority=priority or NoPriority(),

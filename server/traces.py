@@ -35,7 +35,7 @@ class ToolCallTrace:
 class TurnTrace:
     question: str = ""
     person: str = ""
-    memory: dict[str, Any] | None = None  # the read path's Recall.as_json()
+    memory: dict[str, Any] | None = None  # the read path's ReadResult, recorded (as_json)
     grounds: Grounds | None = None  # a household fact question: what the reply may state
     # the constraints the request names, as the device says them first (server.memory.applies)
     remind: list[str] = field(default_factory=list)

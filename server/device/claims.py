@@ -11,6 +11,7 @@ Chinese is checked (the device language of the defaults); other languages pass t
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -210,7 +211,7 @@ def claims_action(sentence: str, opening: str = "") -> bool:
     return acknowledged and _DONE_AFTER_ACK.search(sentence) is not None
 
 
-def reminder_sentence(constraints: list[str], language: str) -> str | None:
+def reminder_sentence(constraints: Sequence[str], language: str) -> str | None:
     """The constraints a request names, said before the model's reply (None: none, or a
     language without the sentence)."""
     opening = REMINDER.get(language.split("-")[0])

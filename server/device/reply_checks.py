@@ -13,7 +13,7 @@ the turn must still say when the model is done.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,7 @@ from server.device.echo import echoes
 from server.device.heeding import Heeded, recommends_against
 from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
 from server.device.sentences import ends_sentence
+from server.memory.read_result import ReadResult
 from server.understanding.grounding import (
     Grounds,
     admits,
@@ -101,8 +102,19 @@ class ReplyChecks:
     acknowledged: bool = False  # a bare 「好的，」 was spoken, cut off
     said_instead: list[str] = field(default_factory=list)  # constraints said for a dropped claim
 
+    def take(self, read: ReadResult, said: Sequence[str] = ()) -> None:
+        """What the read path found for this turn's question (``said``: what the person said
+        earlier in the session, which a reply may state too)."""
+        self.question = read.question
+        self.grounds = None if read.grounds is None else read.grounds.with_said(said)
+        safety = read.safety_texts
+        related = read.related_texts
+        self.held = (read.question, *safety, *related) if safety or related else ()
+        self.held_constraints = safety
+        self.kind = None if read.kind is None else read.kind.kind.value
+
     def declined(
-        self, text: str, functions: list[dict[str, Any]], memory: dict[str, Any] | None
+        self, text: str, functions: list[dict[str, Any]], read: ReadResult | None = None
     ) -> str | None:
         """An act no offered tool does (「帮我定个七点的闹钟」 with no alarm tool): the reply
         must say it cannot; returns this turn's note to the model. A safety reminder may come
@@ -114,8 +126,7 @@ class ReplyChecks:
             return None
         if tool_could_do(act, functions):
             return None
-        groups = (memory or {}).get("groups") or {}
-        self.declining, self.constraints = True, bool(groups.get("safety"))
+        self.declining, self.constraints = True, read is not None and bool(read.safety)
         log.info("turn.act_without_tool", act=act.what, question=text)
         return declined_note(act, self.language)
 

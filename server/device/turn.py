@@ -35,6 +35,7 @@ from server.device.reply_checks import ReplyChecks
 from server.device.rules import STATEMENT_NOTE
 from server.device.sentences import CodeBlocks, SentenceSplitter
 from server.mcp.client import DeviceMcpClient, McpCallError
+from server.memory.read_result import ReadResult
 from server.protocol.machine import DeviceProtocol
 from server.tools import ToolContext, ToolRegistry
 
@@ -59,9 +60,16 @@ class AudioChunk:
 
 
 class PromptContributor(Protocol):
-    """Adds a block to the system prompt for this utterance (the memory read path does)."""
+    """Adds a block to the system prompt for this utterance."""
 
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None: ...
+
+
+class MemoryReader(Protocol):
+    """Reads memory for this utterance before the model answers (the read path does): its block
+    goes into the prompt, the rest of its result into the turn's reminder and reply checks."""
+
+    async def read(self, utterance: str, context: ToolContext) -> ReadResult: ...
 
 
 @dataclass
@@ -72,7 +80,8 @@ class TurnServices:
     audio: AudioSettings
     session: SessionSettings
     system_prompt: str
-    contributors: list[PromptContributor] = field(default_factory=list)
+    memory: MemoryReader | None = None
+    contributors: list[PromptContributor] = field(default_factory=list)  # blocks after memory's
     clock: Callable[[], float] = time.monotonic
     encode_pool: Executor | None = None  # None = asyncio's default executor
     # Observability hook: (text→first frame seconds, of which provider seconds) per turn.
@@ -232,28 +241,35 @@ class Turn:
 
     # ---- thinking ---------------------------------------------------------------------------
 
+    async def _read(self, text: str) -> ReadResult:
+        """What memory holds for ``text`` (nothing without a memory, or when it fails)."""
+        nothing = ReadResult(text, self.context.person)
+        if self.services.memory is None:
+            return nothing
+        try:
+            return await self.services.memory.read(text, self.context)
+        except Exception as exc:  # the memory store down: answer without memory, never fail
+            log.error("turn.memory_unavailable", error=repr(exc), question=text)
+            metrics.MEMORY_UNAVAILABLE.inc()
+            self.context.trace.memory = {"error": repr(exc)[:500]}
+            return nothing
+
     async def _messages(
-        self, text: str, history: list[Message], functions: list[dict[str, Any]]
+        self, text: str, history: list[Message], functions: list[dict[str, Any]], read: ReadResult
     ) -> list[Message]:
         """Static system prompt first, then history, then this turn's blocks (memory, an act
         no tool does) in their own system message right before the user's words: everything
         before them is the same from turn to turn, so a local llama.cpp server reuses its KV
         cache for that prefix."""
-        blocks = []
+        blocks = [read.block] if read.block else []
         for contributor in self.services.contributors:
-            try:
-                block = await contributor.prompt_block(text, self.context)
-            except Exception as exc:  # the memory store down: answer without memory, never fail
-                log.error("turn.memory_unavailable", error=repr(exc), question=text)
-                metrics.MEMORY_UNAVAILABLE.inc()
-                self.context.trace.memory = {"error": repr(exc)[:500]}
-                continue
+            block = await contributor.prompt_block(text, self.context)
             if block:
                 blocks.append(block)
-        note = self.checks.declined(text, functions, self.context.trace.memory)
+        note = self.checks.declined(text, functions, read)
         if note:
             blocks.append(note)
-        elif self.context.trace.kind == "statement":
+        elif read.statement:
             language = self.services.language.split("-")[0]
             blocks.append(STATEMENT_NOTE.get(language, STATEMENT_NOTE["zh"]))
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
@@ -276,28 +292,19 @@ class Turn:
         results says nothing speakable the model gets one last round without tools, the results
         given as plain context before the user's words (``turn.tool_results_folded``)."""
         offered = self._functions()
-        base = await self._messages(text, history, offered)
-        if self.context.trace.grounds is not None:  # what the person said this session counts
-            said = [str(m["content"]) for m in history if m["role"] == "user"]
-            self.checks.grounds = self.context.trace.grounds.with_said(said)
-        groups = (self.context.trace.memory or {}).get("groups") or {}
-        safety = tuple(str(m["text"]) for m in groups.get("safety", []))
-        related = tuple(str(m["text"]) for m in groups.get("related", []))
-        self.checks.question = text
-        self.checks.held = (text, *safety, *related) if safety or related else ()
-        self.checks.held_constraints = safety
-        self.checks.kind = self.context.trace.kind
+        read = await self._read(text)
+        base = await self._messages(text, history, offered, read)
+        said = [str(m["content"]) for m in history if m["role"] == "user"]
+        self.checks.take(read, said)
         self.timing.mark("prompt_ready", self.services.clock())
         # the constraints the request concerns, said first in Hearth's words (server.memory.
         # applies: never for a command or chit-chat, nor what the person just told)
-        remind = self.context.trace.remind
-        reminder = reminder_sentence(remind, self.services.language)
-        subjects = [str(m.get("subject") or "") for m in groups.get("safety", [])]
+        reminder = reminder_sentence(read.reminder, self.services.language)
         if reminder is not None:
             await self._put(queue, reminder)
             self.checks.reminded = True
-            self.checks.heeded = heeded(remind, subjects, text)
-        self.checks.guarded = heeded(self.context.trace.unsaid, subjects)
+            self.checks.heeded = heeded(read.reminder, read.safety_subjects, text)
+        self.checks.guarded = heeded(read.unsaid, read.safety_subjects)
         messages = list(base)
         functions = offered if self.settings.max_tool_rounds else []
         done: set[tuple[str, str]] = set()

@@ -58,7 +58,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Literal
 
 import structlog
 
@@ -69,6 +68,7 @@ from memory.store import Hit, MemoryStore, Search, search_async
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Embedder, Vector, embed_async
 from server.memory import applies, knowledge, lookup
+from server.memory.read_result import Group, ReadResult, Recalled, Why
 from server.memory.render import describe, render_block
 from server.tools import ToolContext
 from server.understanding.grounding import (
@@ -84,8 +84,6 @@ from server.understanding.grounding import (
 from server.understanding.words import warm as warm_words
 
 log = structlog.get_logger(__name__)
-Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue"]
-Group = Literal["safety", "related"]
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
 LEXICAL_TERMS_ANCHORED = 1
@@ -99,64 +97,33 @@ MEANT = frozenset(("direct", "lexical", "cue"))
 SAFETY_SCAN = 20  # the lookup reads this many of the person's constraints (check_safety's cap)
 
 
-@dataclass(frozen=True, slots=True)
-class Recalled:
-    memory: Memory
-    score: float
-    why: Why
-    group: Group
-    cue: str | None = None  # the cue that brought it (why == "cue")
-
-    @property
-    def promoted(self) -> bool:
-        return self.group == "safety"
-
-    def as_json(self) -> dict[str, object]:
-        m = self.memory
-        return {
-            "id": m.key, "text": m.text, "score": round(self.score, 4), "cls": m.cls.value,
-            "why": self.why, "promoted": self.promoted, "subject": m.subject, "speaker": m.speaker,
-            "source": m.source, "decay": m.decay.value, "expires_at": m.expires_at,
-            "cue": self.cue,
-        }  # fmt: skip
-
-
 @dataclass
-class Recall:
+class _Draft:
+    """A recall under way: the groups and verdicts the rounds have reached so far
+    (``ReadResult`` when done)."""
+
     question: str
     person: PersonId
     safety: list[Recalled] = field(default_factory=list)
     related: list[Recalled] = field(default_factory=list)
     block: str = ""
-    looked: bool = False  # the safety lookup ran for this request (server.memory.lookup)
-    applies: list[Memory] = field(default_factory=list)  # constraints the request names
-    grounds: Grounds | None = None  # a question for a household fact: what a reply may state
-    unconcerned: list[Memory] = field(default_factory=list)  # others' constraints, left out
-    unneeded: list[Memory] = field(default_factory=list)  # unasked, on a what-is-so question
-    beyond: list[Recalled] = field(default_factory=list)  # related, past the prompt's budget
-    kind: KindReading | None = None  # what the person just did (memory.utterance_kinds)
+    looked: bool = False
+    applies: list[Memory] = field(default_factory=list)
+    grounds: Grounds | None = None
+    unconcerned: list[Memory] = field(default_factory=list)
+    unneeded: list[Memory] = field(default_factory=list)
+    beyond: list[Recalled] = field(default_factory=list)
+    kind: KindReading | None = None
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
-    def as_json(self) -> dict[str, object]:
-        return {
-            "question": self.question,
-            "person": self.person,
-            "groups": {
-                "safety": [r.as_json() for r in self.safety],
-                "related": [r.as_json() for r in self.related],
-            },
-            "prompt_block": self.block,
-            "safety_lookup": self.looked,
-            "applies": [m.text for m in self.applies],
-            "unconcerned": [m.text for m in self.unconcerned],
-            "unneeded": [m.text for m in self.unneeded],
-            "beyond": [r.memory.text for r in self.beyond],
-            "memory_lacks": self.grounds is not None and self.grounds.lacking,
-            "kind": None if self.kind is None else self.kind.as_json(),
-            "round_trips": self.round_trips,
-            "timings_ms": {k: round(v, 3) for k, v in self.timings_ms.items()},
-        }
+    def done(self) -> ReadResult:
+        return ReadResult(
+            self.question, self.person, tuple(self.safety), tuple(self.related), self.block,
+            self.looked, tuple(self.applies), self.grounds, tuple(self.unconcerned),
+            tuple(self.unneeded), tuple(self.beyond), self.kind, self.round_trips,
+            self.timings_ms,
+        )  # fmt: skip
 
 
 @dataclass
@@ -167,7 +134,7 @@ class _Reading:
     question: str
     vector: Vector
     now: float
-    result: Recall
+    result: _Draft
     relations: list[str]
     anchored: bool  # first person, a relation or a name (memory.entities)
     touches: bool  # the request touches a safety topic (server.memory.lookup)
@@ -193,9 +160,9 @@ class ReadPath:
         self.embedded_llm = embedded_llm  # the related budget (``related_limit: auto``)
         warm_words()  # the place names of unanchored questions: jieba's dictionary, once
 
-    async def recall(self, person: PersonId, question: str, now: float | None = None) -> Recall:
+    async def recall(self, person: PersonId, question: str, now: float | None = None) -> ReadResult:
         now = time.time() if now is None else now
-        result = Recall(question, person)
+        result = _Draft(question, person)
         clock = _Stopwatch(result.timings_ms)
         [vector] = await embed_async(self.embedder, [question])
         result.kind = utterance_kinds.classify(vector, self.embedder.name)
@@ -226,10 +193,10 @@ class ReadPath:
         )
         clock.lap("render")
         result.timings_ms["total"] = sum(result.timings_ms.values())
-        return result
+        return result.done()
 
     def _first_round(
-        self, question: str, vector: Vector, now: float, result: Recall
+        self, question: str, vector: Vector, now: float, result: _Draft
     ) -> tuple[_Reading, list[Search]]:
         """What the question asks of memory, and round 1's searches for it (one batch)."""
         relations = entities.relations_in(question)
@@ -457,8 +424,9 @@ class ReadPath:
             return True
         return None
 
-    async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
-        """PromptContributor for device turns: recall, log what was injected, return the block."""
+    async def read(self, utterance: str, context: ToolContext) -> ReadResult:
+        """A device turn's read (``server.device.turn.MemoryReader``): recall, log what was
+        injected, record the result in the turn's trace, return it."""
         recall = await self.recall(context.person, utterance)
         if quiet_kind(recall.kind):
             # a command to the device or chit-chat: nothing of memory is read out for it (the
@@ -466,37 +434,34 @@ class ReadPath:
             log.info("readpath.quiet_kind", question=utterance,
                      kind=recall.kind.as_json() if recall.kind else None,
                      found=[r.memory.text for r in recall.safety + recall.related])  # fmt: skip
-            recall = replace(recall, safety=[], related=[], applies=[], block="", grounds=None)
-        log.info(
-            "readpath.injected",
-            person=context.person,
-            question=utterance,
-            safety=[r.memory.text for r in recall.safety],
-            related=[r.memory.text for r in recall.related],
-            why={r.memory.text: r.why for r in recall.safety + recall.related},
-            cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
-            said_first=[m.text for m in recall.applies],
-            unconcerned=[m.text for m in recall.unconcerned],
-            unneeded=[m.text for m in recall.unneeded],
-            beyond=[r.memory.text for r in recall.beyond],
-            # a fact question memory holds no answer to, and the lines that verdict read
-            memory_lacks=recall.grounds.about
-            if recall.grounds and recall.grounds.lacking
-            else None,
-            ms=round(recall.timings_ms["total"], 2),
-            block=recall.block,
-        )
-        context.trace.memory = recall.as_json()
-        if recall.kind is not None:
-            context.trace.kind = recall.kind.kind.value
-            context.trace.kind_confidence = recall.kind.confidence
-        context.trace.grounds = recall.grounds
-        context.trace.remind = [applies.spoken(m) for m in recall.applies]
-        said = {m.key for m in recall.applies}
-        context.trace.unsaid = [
-            applies.spoken(r.memory) for r in recall.safety if r.memory.key not in said
-        ]
-        return recall.block or None
+            recall = recall.quieted()
+        _log_injected(recall, context.person)
+        recall.record(context.trace)
+        return recall
+
+    async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
+        """The block alone (``read``'s, recorded in the trace the same way)."""
+        return (await self.read(utterance, context)).block or None
+
+
+def _log_injected(recall: ReadResult, person: PersonId) -> None:
+    log.info(
+        "readpath.injected",
+        person=person,
+        question=recall.question,
+        safety=[r.memory.text for r in recall.safety],
+        related=[r.memory.text for r in recall.related],
+        why={r.memory.text: r.why for r in recall.safety + recall.related},
+        cues={r.memory.text: r.cue for r in recall.safety + recall.related if r.cue},
+        said_first=[m.text for m in recall.applies],
+        unconcerned=[m.text for m in recall.unconcerned],
+        unneeded=[m.text for m in recall.unneeded],
+        beyond=[r.memory.text for r in recall.beyond],
+        # a fact question memory holds no answer to, and the lines that verdict read
+        memory_lacks=recall.grounds.about if recall.grounds and recall.grounds.lacking else None,
+        ms=round(recall.timings_ms["total"], 2),
+        block=recall.block,
+    )
 
 
 def _asks_or_plans(kind: KindReading | None) -> bool:

@@ -134,7 +134,7 @@ async def test_cues_never_cross_persons(rig: WriteRig) -> None:
     assert len(_cue_hits(rig, ZHANG, "坐热气球")) == len(HEIGHT_CUES)
     assert _cue_hits(rig, LI, "坐热气球") == []
     recall = await rig.memory.read_path.recall(LI, "周末一起去坐热气球看风景吧", DAY_TS)
-    assert recall.safety == [] and all(r.memory.person == LI for r in recall.related)
+    assert recall.safety == () and all(r.memory.person == LI for r in recall.related)
 
 
 def test_cue_replies_are_tidied() -> None:

@@ -3,9 +3,9 @@ writes, and what the turn must still say when the model is done."""
 
 from __future__ import annotations
 
-from typing import Any
-
+from memory.schema import Memory, MemoryClass, PersonId
 from server.device.reply_checks import ReplyChecks
+from server.memory.read_result import ReadResult, Recalled
 from server.understanding.grounding import Grounds
 
 CANNOT = "这个我这里做不到。"
@@ -29,8 +29,10 @@ def test_an_act_no_tool_does_gets_the_honest_sentence_first() -> None:
 
 def test_a_safety_reminder_may_come_first_and_the_cannot_last() -> None:
     checks = _checks()
-    memory: dict[str, Any] = {"groups": {"safety": [{"text": "妈妈有糖尿病"}]}}
-    assert checks.declined("每天晚上九点提醒我妈吃药", [], memory) is not None
+    question, zhang = "每天晚上九点提醒我妈吃药", PersonId("zhang")
+    diabetes = Memory("妈妈有糖尿病", zhang, MemoryClass.SAFETY)
+    read = ReadResult(question, zhang, safety=(Recalled(diabetes, 0.6, "lookup", "safety"),))
+    assert checks.declined(question, [], read) is not None
     assert checks.check("提醒一下，妈妈有糖尿病，甜的要少吃。") == [
         "提醒一下，妈妈有糖尿病，甜的要少吃。"
     ]

@@ -92,10 +92,10 @@ async def test_the_read_path_says_first_only_what_the_request_names(read_path: R
     wife = await read_path.recall(ZHANG, "订个海鲜礼包送我老婆")
     assert [m.text for m in wife.applies] == ["我老婆对海鲜过敏，尤其是虾，一吃就起疹子"]
     run = await read_path.recall(ZHANG, "我下班想去跑个步")
-    assert run.looked and run.applies == []
+    assert run.looked and run.applies == ()
     off = read_path.settings.model_copy(update={"say_constraints": False})
     read_path.settings = off
-    assert (await read_path.recall(ZHANG, "给我爸腌点咸菜带回去")).applies == []
+    assert (await read_path.recall(ZHANG, "给我爸腌点咸菜带回去")).applies == ()
 
 
 def test_a_request_naming_only_what_a_family_covers_is_looked_up() -> None:
@@ -117,4 +117,4 @@ async def test_the_read_path_looks_up_a_covered_thing_and_keeps_only_its_family(
     assert [r.memory.text for r in lift.safety if r.why == "lookup"] == ["我有幽闭恐惧症，不坐电梯"]
     assert [m.text for m in lift.applies] == ["我有幽闭恐惧症，不坐电梯"]
     nothing = await read_path.recall(ZHANG, "周末去坐摩天轮吧")  # no fear of heights held
-    assert not nothing.looked and nothing.applies == []
+    assert not nothing.looked and nothing.applies == ()

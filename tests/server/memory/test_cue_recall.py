@@ -62,7 +62,7 @@ async def test_a_question_about_the_world_is_no_situation_for_a_cue(
     read_path = ReadPath(embedder, store, load_settings().memory)
     _with_cues(store, embedder, HEIGHTS, "我", ["长城", "黄山"])
     asked = await read_path.recall(ZHANG, "长城有多长？")
-    assert asked.block == "" and asked.safety == []
+    assert asked.block == "" and asked.safety == ()
     plan = await read_path.recall(ZHANG, "周末去长城")
     assert [r.why for r in plan.safety if r.memory.text == HEIGHTS] == ["cue"]
 

@@ -219,8 +219,8 @@ async def test_a_failing_store_costs_the_memory_not_the_turn(
     from server import metrics
     from server.memory.readpath import ReadPath
 
-    [read_path] = [c for c in memory_hearth.server.services.turn.contributors
-                   if isinstance(c, ReadPath)]  # fmt: skip
+    read_path = memory_hearth.server.services.turn.memory
+    assert isinstance(read_path, ReadPath)
 
     def broken(*args: object) -> object:
         raise ConnectionError("qdrant is down")

@@ -134,7 +134,7 @@ async def test_a_personal_question_with_nothing_recalled_says_memory_has_nothing
     read_path: ReadPath,
 ) -> None:
     recall = await read_path.recall(ZHANG, "我是什么血型？")
-    assert recall.safety == [] and recall.related == []
+    assert recall.safety == () and recall.related == ()
     assert NO_MEMORY in recall.block and recall.block.startswith("<memory>")
 
 

@@ -38,7 +38,7 @@ async def test_implicit_recall_puts_the_wifes_allergy_in_the_safety_group(
 async def test_noise_turns_inject_nothing(read_path: ReadPath, question: str) -> None:
     recall = await read_path.recall(ZHANG, question)
     assert recall.block == ""
-    assert recall.safety == [] and recall.related == []
+    assert recall.safety == () and recall.related == ()
 
 
 async def test_same_entity_completion_reaches_the_nickname(read_path: ReadPath) -> None:
@@ -367,7 +367,7 @@ async def test_the_related_group_keeps_to_its_budget_targeted_hits_first(
     assert budget and len(about_her) > budget
     open_ = ReadPath(embedder, store, read_path.settings.model_copy(update={"related_limit": 0}))
     everything = await open_.recall(ZHANG, "老婆生日是哪天？")
-    assert len(everything.related) > budget and everything.beyond == []
+    assert len(everything.related) > budget and everything.beyond == ()
     hosted = await ReadPath(embedder, store, read_path.settings, embedded_llm=False).recall(
         ZHANG, "老婆生日是哪天？"
     )  # a hosted model reads every line: no budget
@@ -432,7 +432,7 @@ async def test_the_budget_gives_way_when_only_a_line_past_it_holds_the_answer(
     assert texts(everything.related)[0] != answer, "it must rank below a line without a time"
     assert everything.grounds is not None and not everything.grounds.lacking
     recall = await ReadPath(embedder, store, settings).recall(ZHANG, question)
-    assert answer in texts(recall.related) and recall.beyond == []
+    assert answer in texts(recall.related) and recall.beyond == ()
     assert recall.grounds is not None and not recall.grounds.lacking
 
 
