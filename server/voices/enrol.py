@@ -14,7 +14,7 @@ import numpy as np
 
 from memory.identity import person_id
 from server.voices.augment import conditions
-from server.voices.checks import SENTENCES, Refusal, check_agreement, check_sentence
+from server.voices.checks import SENTENCES, Refusal, check_agreement, check_sentence, unit_mean
 from server.voices.embedder import VoiceEmbedder
 from server.voices.features import pcm16_to_float
 from server.voices.identify import THRESHOLD, scores
@@ -27,8 +27,8 @@ def voiceprints(embedder: VoiceEmbedder, sentences: Sequence[np.ndarray]) -> np.
     for n, wav in enumerate(sentences):
         for condition, heard in conditions(wav, seed=n).items():
             per.setdefault(condition, []).append(embedder.embed_wave(heard))
-    rows = [np.mean(per[c], axis=0) for c in per]
-    return np.stack([r / np.linalg.norm(r) for r in rows]).astype(np.float32)
+    rows = [unit_mean(per[c]) for c in per]
+    return np.stack(rows)
 
 
 async def enrol(
@@ -44,10 +44,9 @@ async def enrol(
         raise Refusal("sentences", f"enrolment takes {SENTENCES} sentences, got {len(sentences)}")
     member = person_id(member)
     waves = [pcm16_to_float(s) for s in sentences]
-    embeddings = [check_sentence(w, embedder, n) for n, w in enumerate(waves)]
-    check_agreement(embeddings)
-    mean = np.mean(embeddings, axis=0)
-    mean /= np.linalg.norm(mean)
+    windows = [check_sentence(w, embedder, n) for n, w in enumerate(waves)]
+    check_agreement(windows)
+    mean = unit_mean([unit_mean(w) for w in windows])
     others = [v for v in await store.voices(household) if v.member != member]
     for voice, score in zip(others, scores(mean, others), strict=True):
         if score >= THRESHOLD:
