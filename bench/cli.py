@@ -236,6 +236,30 @@ def bench_kinds(
     bench_main(embedder, console, train, sets, out)
 
 
+@bench_app.command("voices")
+def bench_voices(
+    real: Annotated[bool, typer.Option(help="the real recordings (speakerbox wheel)")] = True,
+    synthetic: Annotated[bool, typer.Option(help="the synthetic espeak-ng household")] = True,
+    threshold: Annotated[
+        float | None, typer.Option(help="identification threshold (default: voices.threshold)")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="write the report as JSON here")] = None,
+) -> None:
+    """Who is speaking: enrolment (three sentences each) → identification per member and
+    overall, unknown voices accepted, added latency per 3 s utterance, voice data per
+    household."""
+    from bench.speech import recorded_samples
+    from bench.voice_recordings import clips, fetch, speakers
+    from bench.voices import main as bench_main
+    from server.voices.embedder import shared_embedder
+
+    settings = settings_or_exit()
+    embedder = shared_embedder(settings.resolve(settings.voices.weights_file))
+    real_set = speakers(clips(fetch(settings.data_dir / "models" / "parts"))) if real else None
+    natural = [s.pcm for s in recorded_samples()] if synthetic else None
+    bench_main(embedder, real_set, natural, threshold or settings.voices.threshold, console, out)
+
+
 @bench_app.command("households")
 def bench_households(
     set_: Annotated[

@@ -42,7 +42,8 @@ class Voice:
     enrolled_at: float
 
 
-def _encode(voice: Voice) -> bytes:
+def encode(voice: Voice) -> bytes:
+    """The stored record of a voice (what ``size_bytes`` counts)."""
     return orjson.dumps({
         "speaker": voice.speaker,
         "shape": list(voice.prints.shape),
@@ -75,7 +76,7 @@ class VoiceStore:
         known = await self.redis.hexists(key, voice.member)  # type: ignore[misc]
         if not known and await self.redis.hlen(key) >= MAX_MEMBERS:  # type: ignore[misc]
             raise HouseholdFull(household)
-        await self.redis.hset(key, voice.member, _encode(voice))  # type: ignore[misc,arg-type]
+        await self.redis.hset(key, voice.member, encode(voice))  # type: ignore[misc,arg-type]
         return voice
 
     async def remove(self, household: str, member: str) -> bool:
