@@ -8,6 +8,7 @@ and the embedder: the same command reproduces them).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -18,7 +19,14 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from memory.utterance_kinds import KINDS, WEIGHTS, KindModel, UtteranceKind, train
+from memory.utterance_kinds import (
+    KINDS,
+    WEIGHTS,
+    KindModel,
+    UtteranceKind,
+    train,
+    train_lasting,
+)
 from providers.embedder import Embedder
 
 DATA = Path(__file__).parent / "data"
@@ -30,6 +38,14 @@ FROZEN = (DATA / "frozen" / "kinds-2026-12-03.jsonl", DATA / "frozen" / "heard-2
 class Labelled:
     text: str
     kind: UtteranceKind
+    lasting: bool | None = None  # labelled only in the lasting files
+
+    @property
+    def lasting_label(self) -> bool | None:
+        """Its lasting label; commands and chit-chat are never lasting."""
+        if self.lasting is not None:
+            return self.lasting
+        return False if self.kind in (UtteranceKind.COMMAND, UtteranceKind.CHITCHAT) else None
 
 
 def load(path: Path) -> list[Labelled]:
@@ -38,7 +54,7 @@ def load(path: Path) -> list[Labelled]:
         data = json.loads(path.read_text())
         return [Labelled(r["text"], UtteranceKind(r["utterance_kind"])) for r in data["requests"]]
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [Labelled(r["text"], UtteranceKind(r["kind"])) for r in rows]
+    return [Labelled(r["text"], UtteranceKind(r["kind"]), r.get("lasting")) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -91,6 +107,49 @@ def cross_validate(
     return Score(f"{folds}-fold cross-validation", len(items), right, confusion)
 
 
+@dataclass(frozen=True)
+class LastingScore:
+    name: str
+    total: int
+    accuracy: float
+    precision: float
+    recall: float  # of lasting utterances, at 0.5
+    recall_at_low: float  # of lasting utterances, at LOW (what the write path rejects below)
+
+    def as_json(self) -> dict[str, object]:
+        return {k: round(v, 4) if isinstance(v, float) else v
+                for k, v in dataclasses.asdict(self).items()}  # fmt: skip
+
+
+LOW = 0.1  # the write path rejects a fact whose utterance reads below this (memory.utterance_kinds)
+
+
+def lasting_model(
+    items: Sequence[Labelled], vectors: np.ndarray
+) -> tuple[np.ndarray, LastingScore] | None:
+    """The lasting head trained on the labelled items, with its five-fold cross-validation."""
+    index = [i for i, item in enumerate(items) if item.lasting_label is not None]
+    if not index:
+        return None
+    x = vectors[index]
+    y = np.array([bool(items[i].lasting_label) for i in index])
+    order = np.random.default_rng(7).permutation(len(y))
+    predicted = np.zeros(len(y))
+    for fold in range(5):
+        held = order[fold::5]
+        kept = np.setdiff1d(np.arange(len(y)), held)
+        head = train_lasting(x[kept], y[kept].tolist())
+        predicted[held] = 1 / (1 + np.exp(-(x[held] @ head[:-1] + head[-1])))
+    said = predicted >= 0.5
+    true_positive = int((said & y).sum())
+    score = LastingScore(
+        "lasting, 5-fold cross-validation", len(y), float((said == y).mean()),
+        true_positive / max(int(said.sum()), 1), true_positive / max(int(y.sum()), 1),
+        float(((predicted >= LOW) & y).sum() / max(int(y.sum()), 1)),
+    )  # fmt: skip
+    return train_lasting(x, y.tolist()), score
+
+
 def embed_all(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     return np.array(embedder.embed(list(texts)), dtype=np.float64)
 
@@ -118,6 +177,10 @@ def main(
     vectors = embed_all(embedder, [i.text for i in items])
     results = [cross_validate(items, vectors, embedder.name)]
     model = train(vectors, [i.kind for i in items], embedder.name)
+    lasting = lasting_model(items, vectors)
+    if lasting is not None:
+        model = model.with_lasting(lasting[0])
+        console.print(lasting[1].as_json())
     if write:
         model.save(WEIGHTS)
         console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")
@@ -128,5 +191,6 @@ def main(
         print_score(result, console)
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps([r.as_json() for r in results], ensure_ascii=False, indent=1))
+        rows = [r.as_json() for r in results] + ([lasting[1].as_json()] if lasting else [])
+        out.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
     return results

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from memory import kinship
+
 _FAMILY: tuple[str, ...] = (
     "老婆", "妻子", "媳妇", "爱人", "老公", "丈夫", "女儿", "闺女", "儿子", "孩子", "宝宝",
     "妈妈", "母亲", "老妈", "爸爸", "父亲", "老爸", "爷爷", "奶奶", "外公", "外婆", "姥姥",
@@ -49,7 +51,7 @@ SELF_WORDS = frozenset({"我", "自己", "本人", "用户"})
 
 _NAME = r"([\u4e00-\u9fff]{2,4}|[A-Za-z][A-Za-z\-]{1,20})"
 _NAME_PATTERNS = (
-    re.compile(r"(?:叫|名叫|名字是|小名是|小名叫|大名是|大名叫)" + _NAME),
+    re.compile(r"(?:叫|名叫|名字是|小名是|小名叫|大名是|大名叫|小名|大名|乳名|外号)" + _NAME),
     re.compile(_NAME + r"是我的?(?:" + "|".join(RELATIONS) + ")"),
 )
 _PRONOUNS = ("我", "你", "您", "他", "她", "它", "咱", "俺")
@@ -102,7 +104,7 @@ def names_in(text: str) -> list[str]:
     names: list[str] = []
     for pattern in _NAME_PATTERNS:
         for match in pattern.finditer(text):
-            name = _trim(match.group(1))
+            name = trim_name(match.group(1))
             if name.startswith(_PRONOUNS):  # 「叫我起床」: a request, not a name
                 continue
             if name and name not in _NOT_NAMES and name not in RELATIONS and name not in names:
@@ -110,7 +112,7 @@ def names_in(text: str) -> list[str]:
     return names
 
 
-def _trim(name: str) -> str:
+def trim_name(name: str) -> str:
     # 「叫小橙子，今年五岁」: the CJK run may swallow following words; cut at common particles.
     for stop in ("今年", "现在", "已经", "特别", "非常", "很", "也", "和", "的", "对", "在", "是"):
         index = name.find(stop, 1)
@@ -162,12 +164,25 @@ def canonical(word: str) -> str:
     word = word.strip()
     if word in SELF_WORDS or word in ("我们", "咱们", "咱", "俺", "我们家", "我家"):
         return "我"
+    if word not in _GROUP and word not in RELATIONS:
+        word = kinship.canonical(word) or word  # 娘 → 妈妈, 老伴 → 爱人 (the kinship table)
     return _GROUP.get(word, (word,))[0]
 
 
 _SELF_AT = re.compile(r"我们|咱们|我|咱|俺")
 # 「我家猫」「我们家的狗狗」「我的女儿」: possessive phrases whose head is the subject
-_POSSESSIVE = re.compile(r"(?:我们家|咱们家|咱家|我家|我们|我)的?")
+_POSSESSIVE = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|我|俺)的?")
+# 「我家有条狗…」「咱家还有个闺女…」: introducing a member, who is then the subject
+_INTRODUCES = re.compile(r"^(?:我们家|咱们家|咱家|俺家|我家|家里)(?:里)?(?:还|就)?有")
+# words of the kinship table everyday speech uses for others (「我们大家」, 「泰山」)
+NOT_KIN = frozenset(
+    (
+        "大家", "先生", "小姐", "女人", "宝贝", "老子", "汉子", "姑娘", "小子", "兄弟", "大官",
+        "泰山", "双亲", "子孙", "儿女", "夫人", "弟子", "大大", "官人",
+    )
+)  # fmt: skip
+# an owner before a kinship term the relation words lack: 「俺娘」「我小姑子」「我老伴」
+_OWNED = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|咱们|我|俺|咱)的?")
 
 
 def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
@@ -183,7 +198,12 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
         if len(name) >= 2:
             for match in re.finditer(re.escape(name), text):
                 spots.append((match.start(), -len(name), name))
-    self_at = _SELF_AT.search(text)
+    for owned in _OWNED.finditer(text):
+        term = kinship.longest_at(text, owned.end())
+        if term is not None and term not in RELATIONS and term not in NOT_KIN:
+            spots.append((owned.end(), -len(term), canonical(term)))
+    # 「我们家有只橘猫叫大福」 introduces the cat: about the cat, not the speaker
+    self_at = None if spots and _INTRODUCES.match(text) else _SELF_AT.search(text)
     if spots:
         start, length, word = min(spots)
         end = start - length

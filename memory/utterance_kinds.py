@@ -10,6 +10,14 @@ embedder's sentence vectors (the read path embeds the utterance anyway, so the d
 small weight file beside this module. It is scored on a frozen set in the same way
 (``hearth bench kinds``).
 
+A second head reads whether the utterance says something *lasting* about the household (a
+name, a condition, a habit, a dated plan, a change or a cancellation) as opposed to a passing
+remark (「今天开了三个钟头的会」「我去洗个澡」), a request or a question — including a request that
+carries a lasting fact (「我老婆怀孕了，晚饭做点啥好」). The write path uses it to decide what may
+become a memory; it is trained on the utterances labelled for it
+(``train-lasting-*.jsonl``), with commands and chit-chat of the other files as negatives (they
+are never lasting).
+
 The weights belong to one embedder: a vector of another (a hosted embeddings endpoint) gets
 ``None`` — callers then behave as before this component existed.
 """
@@ -46,12 +54,14 @@ class KindReading:
     kind: UtteranceKind
     confidence: float  # the softmax probability of ``kind``
     scores: dict[UtteranceKind, float]
+    lasting: float | None = None  # probability it says something lasting (None: no head)
 
     def as_json(self) -> dict[str, object]:
         return {
             "kind": self.kind.value,
             "confidence": round(self.confidence, 3),
             "scores": {k.value: round(v, 3) for k, v in self.scores.items()},
+            "lasting": None if self.lasting is None else round(self.lasting, 3),
         }
 
 
@@ -62,21 +72,30 @@ class KindModel:
     embedder: str
     weights: Matrix  # (dim, kinds)
     bias: Matrix  # (kinds,)
+    lasting: Matrix | None = None  # (dim + 1,): the lasting head's weights, bias last
 
     def read(self, vector: Sequence[float]) -> KindReading:
-        logits = np.asarray(vector, dtype=np.float64) @ self.weights + self.bias
-        probs = _softmax(logits[None, :])[0]
+        x = np.asarray(vector, dtype=np.float64)
+        probs = _softmax((x @ self.weights + self.bias)[None, :])[0]
         best = int(np.argmax(probs))
         scores = {kind: float(p) for kind, p in zip(KINDS, probs, strict=True)}
-        return KindReading(KINDS[best], float(probs[best]), scores)
+        lasting = None
+        if self.lasting is not None:
+            lasting = float(_sigmoid(np.array([x @ self.lasting[:-1] + self.lasting[-1]]))[0])
+        return KindReading(KINDS[best], float(probs[best]), scores, lasting)
+
+    def with_lasting(self, head: Matrix) -> KindModel:
+        return KindModel(self.embedder, self.weights, self.bias, head)
 
     def save(self, path: Path) -> None:
-        np.savez_compressed(
-            path,
-            weights=self.weights.astype(np.float32),
-            bias=self.bias.astype(np.float32),
-            meta=np.array(json.dumps({"embedder": self.embedder, "kinds": list(KINDS)})),
-        )
+        arrays: dict[str, npt.NDArray[np.generic]] = {
+            "weights": self.weights.astype(np.float32),
+            "bias": self.bias.astype(np.float32),
+            "meta": np.array(json.dumps({"embedder": self.embedder, "kinds": list(KINDS)})),
+        }
+        if self.lasting is not None:
+            arrays["lasting"] = self.lasting.astype(np.float32)
+        np.savez_compressed(path, allow_pickle=False, **arrays)
 
     @classmethod
     def load(cls, path: Path) -> KindModel:
@@ -84,8 +103,9 @@ class KindModel:
             meta = json.loads(str(data["meta"]))
             if meta["kinds"] != [k.value for k in KINDS]:
                 raise ValueError(f"{path}: kinds {meta['kinds']} are not {list(KINDS)}")
+            lasting = data["lasting"].astype(np.float64) if "lasting" in data else None
             return cls(meta["embedder"], data["weights"].astype(np.float64),
-                       data["bias"].astype(np.float64))  # fmt: skip
+                       data["bias"].astype(np.float64), lasting)  # fmt: skip
 
 
 @cache
@@ -122,6 +142,30 @@ def train(
         w -= rate * (x.T @ grad + l2 * w)
         b -= rate * grad.sum(axis=0)
     return KindModel(embedder, w, b)
+
+
+def train_lasting(
+    vectors: Matrix, lasting: Sequence[bool], l2: float = 1e-4, epochs: int = 3000,
+    rate: float = 2.0,
+) -> Matrix:  # fmt: skip
+    """The lasting head: logistic regression, both classes weighted equally."""
+    x = np.asarray(vectors, dtype=np.float64)
+    y = np.asarray(lasting, dtype=np.float64)
+    share = min(max(float(y.mean()), 1e-3), 1 - 1e-3)
+    weight = np.where(y == 1, 0.5 / share, 0.5 / (1 - share))
+    w = np.zeros(x.shape[1])
+    b = 0.0
+    for _ in range(epochs):
+        grad = (_sigmoid(x @ w + b) - y) * weight / len(y)
+        w -= rate * (x.T @ grad + l2 * w)
+        b -= rate * float(grad.sum())
+    head: Matrix = np.append(w, b)
+    return head
+
+
+def _sigmoid(z: Matrix) -> Matrix:
+    result: Matrix = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
+    return result
 
 
 def _softmax(logits: Matrix) -> Matrix:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import structlog
@@ -29,15 +29,16 @@ import structlog
 from memory import entities
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.llm import StructuredLLM
-from workers import dates, sources
+from workers import dates, discourse, sources
 from workers.mem0_stages import FACTS_SCHEMA, Utterance, reply_list, windows
+from workers.tag_rules import CONSTRAINT
 
 log = structlog.get_logger(__name__)
 
 PROMPT = """你负责整理一个家庭语音助手的长期记忆。下面是一段对话：「用户」是家里人说的话，「助手」是语音助手说的话。
 把用户说出的、以后还用得上的家庭信息写成记忆。规则：
 1. 只从「用户」的话里取。「助手」的话只用来理解上下文：助手说的内容（它可能说错，也可能声称做了没做的事）绝不能写成记忆。
-2. 每条记忆是一句完整的中文陈述句，写明说的是谁：用户自己写「我」，家人写「我妈妈」「我老婆」「我女儿」这样的关系词，有名字就带上名字，宠物写名字。把「她」「他」「它」换成具体的人或宠物。
+2. 每条记忆是一句完整的陈述句（用户说中文就写中文，说英文就照原样写英文，不要翻译），写明说的是谁：用户自己写「我」，家人写「我妈妈」「我老婆」「我女儿」这样的关系词，有名字就带上名字，宠物写名字。把「她」「他」「它」换成具体的人或宠物。
 3. 否定和限制一个字都不能丢：「不吃」「不能」「过敏」「千万别」「受不了」都要保留。
 4. 时间照原话抄：「明天」「下周三下午」「每周四晚上七点」，不要自己换算。
 5. 改了的事只写新的说法（「改到周五了」写成「……改到周五了」）；说错了更正的，只写更正后的内容，不写错的那一半。
@@ -82,29 +83,50 @@ BARE = 5  # a fact this short (characters) from a longer utterance has lost its 
 NOT_STATEMENT_CONFIDENCE = 0.9
 
 
+# a request this sure, that the lasting head does not read as carrying a lasting fact, is a
+# request only (「给志刚发条消息，叫他带瓶酱油回来」); 「我老婆怀孕了，晚饭做点啥好」 reads lasting
+REQUEST_CONFIDENCE = 0.8
+REQUEST_LASTING = 0.3
+# the lasting head on a fact's own (subject-named) text: a recovered utterance below RECOVER is
+# a passing remark (「不说了，我去洗个澡」); a model fact below PASSING is rejected unless it
+# states a constraint (the head misreads short constraints; a lost allergy costs most)
+RECOVER = 0.1
+PASSING = 0.05
+
+Reader = Callable[[list[str]], Awaitable[dict[str, KindReading | None]]]
+
+
 @dataclass(frozen=True)
 class Kinds:
-    """The utterance kind of each utterance the people said (the worker embeds them once)."""
+    """The utterance kind of each utterance the people said (the worker embeds them once), and
+    a reader for other texts (the facts, once their subjects are named)."""
 
     readings: dict[str, KindReading | None] = field(default_factory=dict)
+    reader: Reader | None = None
 
     def not_a_statement(self, text: str) -> KindReading | None:
         """The reading of the utterance closest in wording to ``text``, when that utterance is
-        confidently a command, a question to the assistant or chit-chat. Not a request: one
-        often carries a fact (「我老婆怀孕了，晚饭做点啥好」, 「我在第三个抽屉放了备用钥匙，记得
-        提醒我」 — the test suite's two-hour session lost one of 240 such facts when requests
-        counted); the word rules (``sources.memorable``) keep taxis and timers out."""
+        confidently a command, a question to the assistant or chit-chat — or a request that
+        carries nothing lasting. A request often carries a fact (「我老婆怀孕了，晚饭做点啥好」,
+        「我在第三个抽屉放了备用钥匙，记得提醒我」): the lasting head keeps those."""
         if not self.readings:
             return None
         said = sources.source_of(text, list(self.readings)) or text
         reading = self.readings.get(said)
-        if (
-            reading is None
-            or reading.kind in (UtteranceKind.STATEMENT, UtteranceKind.REQUEST)
-            or reading.confidence < NOT_STATEMENT_CONFIDENCE
-        ):
+        if reading is None or reading.kind is UtteranceKind.STATEMENT:
             return None
-        return reading
+        if reading.kind is UtteranceKind.REQUEST:
+            lasting = 1.0 if reading.lasting is None else reading.lasting
+            sure = reading.confidence >= REQUEST_CONFIDENCE and lasting < REQUEST_LASTING
+            return reading if sure else None
+        return reading if reading.confidence >= NOT_STATEMENT_CONFIDENCE else None
+
+    async def lasting(self, texts: list[str]) -> dict[str, float]:
+        """The lasting head's reading of each text (texts it cannot read are absent)."""
+        if self.reader is None or not texts:
+            return {}
+        read = await self.reader(texts)
+        return {t: r.lasting for t, r in read.items() if r is not None and r.lasting is not None}
 
 
 def spoken(utterances: Sequence[str]) -> list[str]:
@@ -165,42 +187,98 @@ def keep_meaning(fact: str, source: str | None) -> str:
     return fact
 
 
+@dataclass(frozen=True)
+class Household:
+    """What the household is known to be before the session: its names, and the texts already
+    remembered (what they introduce: 「咱家有条土狗叫二黑」 makes 二黑 a pet)."""
+
+    names: tuple[str, ...] = ()
+    remembered: tuple[str, ...] = ()
+
+
 async def extract(
-    llm: StructuredLLM, utterances: list[Utterance], day: dt.date, kinds: Kinds | None = None
+    llm: StructuredLLM,
+    utterances: list[Utterance],
+    day: dt.date,
+    kinds: Kinds | None = None,
+    household: Household | None = None,
 ) -> Extracted:
     """The facts the people in the session said, in order, each once. ``kinds``: the
-    utterance kind of each utterance (none: only the word rules judge what is memorable)."""
+    utterance kind of each utterance (none: only the word rules judge what is memorable);
+    ``household``: names and memories that resolve who a pronoun or an elided subject means."""
     out = Extracted()
     kinds = kinds or Kinds()
+    household = household or Household()
     people = [u.text for u in utterances if u.role == "user"]
+    talk = _Talk(people, household, discourse.read(
+        [sources.strip_wake_words(u) for u in people], household.names, household.remembered
+    ))  # fmt: skip
     statements = [u for u in people if _statement(u, kinds)]
     if not sources.has_memorable(statements):
         log.info("extract.nothing_to_remember", utterances=len(utterances))
         return out
-    said = "\n".join(people)
     assistant = "\n".join(u.text for u in utterances if u.role == "assistant")
     for window in windows(utterances):
         reply = await llm.complete_json(messages(window, day), FACTS_SCHEMA, "facts")
         out.calls += 1
         for raw in _facts(reply):
-            _consider(out, raw, people, said, assistant, day, kinds)
-    for utterance in uncovered(statements, out.facts):
-        fact = dates.annotate(utterance, day)
-        if fact not in out.facts:
-            out.facts.append(fact)
-            out.recovered.append(fact)
-            log.info("extract.recovered", fact=fact)
+            _consider(out, raw, talk, assistant, day, kinds)
+    candidates = [dates.annotate(u, day) for u in uncovered(statements, out.facts, talk)]
+    lasting = await kinds.lasting([*out.facts, *candidates])
+    for fact in list(out.facts):
+        if lasting.get(fact, 1.0) < PASSING and not CONSTRAINT.search(fact):
+            out.facts.remove(fact)
+            reason = f"a passing remark, nothing lasting ({lasting[fact]:.2f})"
+            out.rejected.append({"fact": fact, "reason": reason})
+            log.info("extract.rejected", fact=fact, reason=reason)
+    for fact in candidates:
+        if fact in out.facts or lasting.get(fact, 1.0) < RECOVER:
+            continue
+        out.facts.append(fact)
+        out.recovered.append(fact)
+        log.info("extract.recovered", fact=fact)
     return out
+
+
+@dataclass(frozen=True)
+class _Talk:
+    """The people's utterances of a session, and who each one is about."""
+
+    people: list[str]
+    household: Household
+    contexts: list[discourse.Context]
+
+    def context_of(self, utterance: str | None) -> discourse.Context | None:
+        if utterance is None or utterance not in self.people:
+            return None
+        return self.contexts[self.people.index(utterance)]
+
+    def named(self, fact: str, source: str | None) -> str:
+        """The fact with its subject named (``discourse.resolve``)."""
+        return discourse.resolve(fact, self.context_of(source), self.household.names)
+
+    def invented_subject(self, fact: str, source: str | None) -> bool:
+        """Does the fact make someone its subject whom its source never spoke of (「我自己是
+        一点葱都不吃的」 → 「我老公是点葱都不吃的」)?"""
+        who = entities.subject_of(fact, self.household.names)
+        if source is None or who is None or entities.canonical(who) == "我":
+            return False
+        context = self.context_of(source)
+        spoken_of = {m.who for _, m in discourse.members_in(source, self.household.names, {})}
+        if context is not None and context.topic is not None:
+            spoken_of.add(context.topic.who)
+        return entities.canonical(who) not in spoken_of and who not in source
 
 
 _OPENERS = re.compile(r"^(?:对|是啊|是的|嗯|哦|啊|对了|还有|另外|然后|跟你说|告诉你)[，,。！!\s]*")
 
 
-def uncovered(people: Sequence[str], facts: Sequence[str]) -> list[str]:
+def uncovered(people: Sequence[str], facts: Sequence[str], talk: _Talk | None = None) -> list[str]:
     """People's statements the model drew no fact from (it dropped 「我女儿叫小橙子，今年五岁了」
-    while keeping the next line): the person's own words become the fact. Not for an utterance
-    that is not memorable, is itself a retraction or correction, or is followed by one (「我想
-    下周去学游泳」 … 「算了，还是不去了」), nor for one that does not speak about the household."""
+    while keeping the next line): the person's own words become the fact, its subject named.
+    Not for an utterance that is not memorable, is itself a retraction or correction, or is
+    followed by one (「我想下周去学游泳」 … 「算了，还是不去了」), nor for one that does not speak
+    about the household."""
     drawn_from = {sources.source_of(fact, people) for fact in facts}
     found = []
     for i, utterance in enumerate(people):
@@ -209,19 +287,8 @@ def uncovered(people: Sequence[str], facts: Sequence[str]) -> list[str]:
             continue
         if any(sources.revises(later) for later in people[i:]) or utterance in drawn_from:
             continue
-        found.append(tidy(_resolve_pronoun(text, people[:i])))
+        found.append(tidy(talk.named(text, utterance) if talk is not None else text))
     return found
-
-
-def _resolve_pronoun(text: str, before: Sequence[str]) -> str:
-    """「他最喜欢听越剧」 after 「我爸今年七十二了」 → 「爸爸最喜欢听越剧」."""
-    if not text.startswith(("他", "她", "它")) or text.startswith(("他们", "她们", "它们")):
-        return text
-    for earlier in reversed(before):
-        who = entities.subject_of(earlier)
-        if who is not None and entities.canonical(who) != "我":
-            return entities.canonical(who) + text[1:]
-    return text
 
 
 def _facts(reply: str) -> list[str]:
@@ -242,16 +309,25 @@ def _statement(utterance: str, kinds: Kinds) -> bool:
 
 
 def _consider(
-    out: Extracted, raw: str, people: list[str], said: str, assistant: str, day: dt.date,
-    kinds: Kinds,
-) -> None:  # fmt: skip
+    out: Extracted, raw: str, talk: _Talk, assistant: str, day: dt.date, kinds: Kinds
+) -> None:
+    people = talk.people
+    said = "\n".join(people)
     reason = rejected(raw)
     reading = kinds.not_a_statement(raw) if reason is None else None
     if reading is not None:
         reason = f"said as a {reading.kind.value}, not a statement ({reading.confidence:.2f})"
+    if reason is None and sources.chinese(raw) and not sources.chinese(said):
+        reason = "translated (the person did not say it in this language)"
     comparable = sources.chinese(said)  # a translated fact cannot be traced by wording
     if reason is None and comparable and not sources.supported(raw, said, assistant):
-        reason = "not said by a person (the assistant's words, or invented)"
+        raw, removed = sources.person_part(raw, said, assistant)
+        log.info("extract.not_said_removed", fact=raw, removed=removed)
+        if len(raw) < 4:  # nothing of it is the person's
+            raw, reason = (
+                "，".join(removed),
+                "not said by a person (the assistant's words, or invented)",
+            )
     source = sources.source_of(raw, people)
     at = people.index(source) if source is not None else -1
     if reason is None and source is not None and _retracted(people, at):
@@ -260,13 +336,15 @@ def _consider(
         out.rejected.append({"fact": raw, "reason": reason})
         log.info("extract.rejected", fact=raw, reason=reason)
         return
-    fact = tidy(keep_meaning(raw, source))
-    fact = dates.annotate(_resolve_pronoun(fact, people[: max(at, 0)]), day)
+    if source is not None and talk.invented_subject(raw, source):
+        log.info("extract.subject_not_said", fact=raw, source=source)
+        raw = sources.strip_wake_words(source).strip("，。！!,. ")
+    fact = dates.annotate(talk.named(tidy(keep_meaning(raw, source)), source), day)
     if fact not in out.facts:
         out.facts.append(fact)
 
 
-_RETRACTS = re.compile(r"^(?:哦|嗯|啊|唉)?[，,\s]*(?:算了|不去了|不用了|还是不|取消)")
+_RETRACTS = re.compile(r"^(?:哦|嗯|啊|唉)?[，,\s]*(?:算了|不去了|去不成|不用了|还是不|取消)")
 
 
 def _retracted(people: list[str], at: int) -> bool:

@@ -34,7 +34,7 @@ CORRECTION = re.compile(r"不是|说错|搞错|弄错|记错|其实|更正|纠�
 CHANGE = re.compile(
     r"改到|改成|改为|换成|换到|调到|调成|搬到|搬去|搬家|跳槽|换了|现在|已经|不再|以后"
 )
-RETRACTION = re.compile(r"取消|不去了|不用去了|不办了|不买了|算了|作罢|推掉|泡汤|黄了")
+RETRACTION = sources.CANCELLED
 RESTATING = re.compile(r"还是|依然|照常|照旧|仍然|再说一遍|我说过|说过了|记住啊")
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     ("constraint", CONSTRAINT),  # the one constraint pattern the tags use too

@@ -76,7 +76,13 @@ def _statement_after_command(said: str) -> bool:
     )
 
 
-_REVISES = re.compile(r"算了|不去了|取消|不对|不是|说错|搞错|弄错|记错|改到|改成")
+# a plan called off (one home: the merge rules take the same words)
+CANCELLED = re.compile(
+    r"取消|不去了|去不成|去不了|不成了|不用去了|不办了|不买了|算了|作罢|推掉|泡汤|黄了|"
+    r"called off|cancel",
+    re.I,
+)
+_REVISES = re.compile(CANCELLED.pattern + r"|不对|不是|说错|搞错|弄错|记错|改到|改成", re.I)
 
 
 def personal(text: str) -> bool:
@@ -147,3 +153,19 @@ def source_of(fact: str, utterances: Sequence[str]) -> str | None:
         if score > best_score:
             best, best_score = utterance, score
     return best
+
+
+_FACT_CLAUSES = re.compile(r"[，,。；;！!]+")
+
+
+def person_part(fact: str, people: str, assistant: str) -> tuple[str, list[str]]:
+    """The clauses of a fact the people said, and those they did not (the assistant's words the
+    model mixed in: 「朵朵对鸡蛋过敏，可以用豆腐代替鸡蛋」 keeps 「朵朵对鸡蛋过敏」). Empty when no
+    clause is theirs."""
+    kept: list[str] = []
+    removed: list[str] = []
+    for clause in (c.strip() for c in _FACT_CLAUSES.split(fact)):
+        if not clause:
+            continue
+        (kept if supported(clause, people, assistant, floor=0.5) else removed).append(clause)
+    return "，".join(kept), removed

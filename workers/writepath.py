@@ -213,7 +213,10 @@ class WritePath:
         facts = await checkpoint.get("facts")
         if facts is None:
             kinds = await self._kinds(session)
-            found = await extraction.extract(self.llm, session.utterances, session.day, kinds)
+            household = await self._household(session)
+            found = await extraction.extract(
+                self.llm, session.utterances, session.day, kinds, household
+            )
             outcome.llm_calls += found.calls
             facts = found.facts
             await checkpoint.put("rejected", found.rejected)
@@ -237,10 +240,12 @@ class WritePath:
         said = extraction.spoken([u.text for u in session.utterances if u.role == "user"])
         if not said or utterance_kinds.shipped() is None:
             return extraction.Kinds()
-        vectors = await self._embed(said)
-        readings = {text: utterance_kinds.classify(vector, self.embedder.name)
-                    for text, vector in zip(said, vectors, strict=True)}  # fmt: skip
-        return extraction.Kinds(readings)
+        return extraction.Kinds(await self._read_kinds(said), self._read_kinds)
+
+    async def _read_kinds(self, texts: list[str]) -> dict[str, utterance_kinds.KindReading | None]:
+        vectors = await self._embed(texts)
+        return {text: utterance_kinds.classify(vector, self.embedder.name)
+                for text, vector in zip(texts, vectors, strict=True)}  # fmt: skip
 
     def _merging(self, person: PersonId) -> contextlib.AbstractAsyncContextManager[None]:
         """One write job per person from merge to tags (its LLM calls take minutes): another
@@ -603,6 +608,17 @@ class WritePath:
                     continue  # revised since it was tagged: stays pending for the next job
                 settled = tag_rules.settle(memory.text, _tags_of(saved[memory.text]), day, known)
                 await self._patch(person, memory, settled, known, outcome)
+
+    async def _household(self, session: SessionTranscript) -> extraction.Household:
+        """The person's household before the session: names and the memories that introduce
+        them (who 「它」 or 「志刚」 is)."""
+        page = await store_call(self.store, self.store.scroll, session.person)
+        said = [u.text for u in session.utterances if u.role == "user"]
+        names = entities.household_names(
+            [*said, *(m.text for m in page.memories)], (m.subject for m in page.memories)
+        )
+        remembered = tuple(m.text for m in page.memories if any(n in m.text for n in names))
+        return extraction.Household(tuple(n for n in names if n != ME), remembered)
 
     async def _known_names(self, person: PersonId, texts: list[str]) -> set[str]:
         """Names the household uses: introduced in these texts or in the person's memories

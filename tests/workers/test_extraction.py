@@ -51,8 +51,8 @@ async def test_the_assistants_claims_and_prompt_fragments_are_rejected() -> None
         ),
         DAY,
     )
-    # 「她才五岁」, which the model left out, is kept in the person's words, 她 resolved
-    assert found.facts == ["我女儿叫小橙子", "女儿才五岁"] and found.recovered == ["女儿才五岁"]
+    # 「她才五岁」, which the model left out, is kept in the person's words, 她 named
+    assert found.facts == ["我女儿叫小橙子", "小橙子才五岁"] and found.recovered == ["小橙子才五岁"]
     reasons = {r["fact"]: r["reason"] for r in found.rejected}
     assert "assistant" in reasons["小橙子上小学二年级"]
     assert reasons["说话人自己写「我」"].startswith("prompt fragment")

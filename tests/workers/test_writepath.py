@@ -213,7 +213,7 @@ async def test_a_fact_restated_in_the_same_session_keeps_the_first(rig: WriteRig
     rig.script.tags = {"我女儿叫小橙子，她对花生过敏": ("safety", "volume", None, "女儿")}
     await rig.enqueue(session("s-restated", "记住，我女儿叫小橙子，她对花生过敏。"))
     await rig.run_worker()
-    assert rig.texts() == ["我女儿叫小橙子，她对花生过敏"]
+    assert rig.texts() == ["我女儿叫小橙子，小橙子对花生过敏"]  # 她 named
 
 
 async def test_meaning_already_stored_is_dropped(rig: WriteRig) -> None:

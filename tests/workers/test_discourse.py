@@ -1,0 +1,59 @@
+"""Who each utterance is about: pronouns and elided subjects resolve to the member spoken of."""
+
+from __future__ import annotations
+
+from workers import discourse
+
+
+def _topics(utterances: list[str], names: tuple[str, ...] = ()) -> list[str | None]:
+    return [c.topic.who if c.topic else None for c in discourse.read(utterances, names)]
+
+
+def test_a_pronoun_chain_keeps_the_relative_as_topic() -> None:
+    said = ["我姥爷今年八十五了", "他有高血压好多年了", "每天早上吃一片降压药"]
+    assert _topics(said) == ["外公", "外公", "外公"]
+
+
+def test_the_first_person_ends_the_topic() -> None:
+    said = ["我闺女在读初二", "我自己在医院当护士"]
+    assert _topics(said) == ["女儿", None]
+
+
+def test_pronoun_gender_picks_the_right_member() -> None:
+    said = ["我老公和我婆婆下周去杭州", "她腿脚不好，得坐轮椅"]
+    contexts = discourse.read(said)
+    assert contexts[1].topic is not None and contexts[1].topic.who == "婆婆"
+
+
+def test_it_is_a_pet() -> None:
+    said = ["我们家有只橘猫叫大福", "它不能吃洋葱"]
+    assert _topics(said) == ["猫", "大福"]
+
+
+def test_a_name_from_earlier_memories_keeps_its_kind() -> None:
+    contexts = discourse.read(["它最近老掉毛"], remembered=["我家有条狗叫旺财"])
+    assert contexts[0].topic is not None and contexts[0].topic.who == "旺财"
+
+
+def test_resolve_names_the_pronoun_and_the_elided_subject() -> None:
+    said = ["我外婆住在苏州", "她对青霉素过敏", "上个月刚做了白内障手术"]
+    contexts = discourse.read(said)
+    assert discourse.resolve("她对青霉素过敏", contexts[1]) == "我外婆对青霉素过敏"
+    assert discourse.resolve("上个月刚做了白内障手术", contexts[2]) == "我外婆，上个月刚做了白内障手术"
+    assert discourse.resolve("我在家办公", contexts[2]) == "我在家办公"  # says who: left alone
+
+
+def test_an_unresolvable_pronoun_stays_as_said() -> None:
+    contexts = discourse.read(["他说明天降温"])
+    assert discourse.resolve("他说明天降温", contexts[0]) == "他说明天降温"
+
+
+def test_a_three_character_name_is_known_by_its_given_name() -> None:
+    said = ["我老公叫郑海涛", "海涛他不吃辣"]
+    contexts = discourse.read(said)
+    assert contexts[1].topic is not None and contexts[1].topic.gender == "m"
+
+
+def test_other_words_with_the_pronoun_character_are_not_pronouns() -> None:
+    contexts = discourse.read(["我女儿学吉他", "其他的都还好"])
+    assert discourse.resolve("其他的都还好", contexts[1]) == "我女儿，其他的都还好"

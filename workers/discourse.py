@@ -1,0 +1,207 @@
+"""Who each utterance of a session is about: the person or pet the conversation is on.
+
+People speak of a relative in one turn and go on with a pronoun or with no subject at all:
+「我外公今年八十一了」「他得帕金森有五六年了」「现在一天吃三回美多芭」. A fact drawn from the third
+turn is about the grandfather, not the speaker. Chinese keeps the topic of a chain of clauses
+until a new one is named (topic continuation), so the reading here is structural, not a list of
+sentences:
+
+- a turn that names a household member (a relation word, a known name, a name it introduces)
+  as its subject makes that member the topic; one in the first person makes the speaker the
+  topic (no third party);
+- 他 / 她 / 它 resolve to the most recent member whose gender fits (它: a pet), within the turn
+  first, then in earlier turns;
+- a turn with no subject of its own continues the previous turn's topic.
+
+``resolve`` writes a fact in the household's terms: its pronouns replaced by the member they
+stand for and, when it names nobody, the topic put in front (「我外公，现在一天吃三回美多芭」), so
+the memory's subject is right wherever it is read. A pronoun nothing fits stays as said (the
+speaker's subject then applies, and it is logged).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import structlog
+
+from memory import entities, kinship
+
+log = structlog.get_logger(__name__)
+
+Gender = str  # "m", "f", "pet"; "" when unknown
+
+_PRONOUN = re.compile(r"(?<![其吉])([他她它])(?![们人])")
+_OWNER = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|俺们|我们|咱们|我的|俺的|我|俺|咱)$")
+# a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
+_INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")
+_FEMALE_END = set("女妈婆姐妹娘奶姥嫂姨姑媳妻")
+_MALE_END = set("公爸爷哥弟夫爹叔伯舅父")
+
+
+@dataclass(frozen=True)
+class Member:
+    """A household member as the session speaks of them."""
+
+    said: str  # as said, owner included: 我外公, 俺媳妇, 毛毛
+    who: str  # the canonical word or the name: 外公, 老婆, 毛毛
+    gender: Gender
+
+
+@dataclass(frozen=True)
+class Context:
+    """What one utterance is about, and who was spoken of up to its end (latest first)."""
+
+    topic: Member | None  # None: the speaker, or nobody
+    salient: tuple[Member, ...] = field(default_factory=tuple)
+
+
+def gender_of(word: str) -> Gender:
+    """A relation word's gender (kinship table first; else its last character); pets apart."""
+    if word in entities.PETS or any(word.endswith(p) for p in ("狗", "猫", "兔", "鼠", "鹦鹉")):
+        return "pet"
+    known = kinship.gender(word)
+    if known in ("m", "f"):
+        return str(known)
+    if word[-1:] in _FEMALE_END:
+        return "f"
+    if word[-1:] in _MALE_END or word in ("儿子", "孙子"):
+        return "m"
+    return ""
+
+
+def _relation_at(text: str, start: int) -> str | None:
+    """The relation word starting at ``start`` (the longest one): the project's own relation
+    words anywhere, any kinship term right after an owner (「俺娘」「我小姑子」; the kinship table
+    also holds words like 大家 or 先生, so a bare one is not taken)."""
+    found = [w for w in entities.RELATIONS if text.startswith(w, start)]
+    term = kinship.longest_at(text, start)
+    if term is not None and term not in entities.NOT_KIN and _OWNER.search(text[:start]):
+        found.append(term)
+    return max(found, key=len, default=None)
+
+
+def members_in(
+    text: str, names: Iterable[str], known: dict[str, Member]
+) -> list[tuple[int, Member]]:
+    """Household members the text mentions, by position. A name introduced right after a
+    relation (「土狗叫二黑」「老公叫聂志刚」) takes that relation's gender; ``known`` collects the
+    names the session introduced (a three-character name also by its given name, 志刚)."""
+    found: list[tuple[int, Member]] = []
+    i = 0
+    while i < len(text):
+        word = _relation_at(text, i)
+        if word is None:
+            i += 1
+            continue
+        owner = _OWNER.search(text[:i])
+        member = Member((owner.group(0) if owner else "") + word, entities.canonical(word),
+                        gender_of(word))  # fmt: skip
+        found.append((i, member))
+        i += len(word)
+        named = _INTRODUCED.match(text, i + (text[i : i + 1] in ("，", ",")))
+        if named is not None:
+            _introduce(entities.trim_name(named.group(1)), member.gender, known)
+    for name in dict.fromkeys([*names, *known]):
+        for match in re.finditer(re.escape(name), text):
+            found.append((match.start(), known.get(name) or Member(name, name, "")))
+    found.sort(key=lambda spot: spot[0])
+    return found
+
+
+def _introduce(name: str, gender: Gender, known: dict[str, Member]) -> None:
+    if not name or name in entities.RELATIONS:
+        return
+    known[name] = Member(name, name, gender)
+    if len(name) == 3 and name[0] not in "小老阿大":
+        known[name[1:]] = Member(name[1:], name, gender)  # 聂志刚 → 志刚
+
+
+def learn(texts: Iterable[str]) -> dict[str, Member]:
+    """The names earlier memories introduced, with what they are (「咱家有条土狗叫二黑」 makes
+    二黑 a pet): background for a session that only says 二黑 or 它."""
+    known: dict[str, Member] = {}
+    for text in texts:
+        members_in(text, (), known)
+    return known
+
+
+def _fits(member: Member, pronoun: str) -> bool:
+    if pronoun == "它":
+        return member.gender == "pet"
+    if member.gender == "pet":
+        return False
+    wanted = "m" if pronoun == "他" else "f"
+    return member.gender in (wanted, "")
+
+
+def _resolved(pronoun: str, salient: Sequence[Member]) -> Member | None:
+    return next((m for m in salient if _fits(m, pronoun)), None)
+
+
+def read(
+    utterances: Sequence[str], names: Iterable[str] = (), remembered: Iterable[str] = ()
+) -> list[Context]:
+    """Each utterance's context, in order. ``names``: the household's names; ``background``:
+    ``remembered``: texts already remembered (what they introduce is known before the
+    session starts)."""
+    names = [n for n in names if len(n) >= 2]
+    known = learn(remembered)
+    background = list({m.who: m for m in known.values()}.values())  # one per member
+    salient: list[Member] = []  # latest first
+    topic: Member | None = None
+    contexts: list[Context] = []
+    for text in utterances:
+        spots = members_in(text, names, known)
+        subject = entities.subject_of(text, [*names, *known])
+        pronoun = _PRONOUN.search(text)
+        leads = pronoun is not None and pronoun.start() <= 1
+        if pronoun is not None and leads and not _names_first(spots, pronoun.start()):
+            nearby = [*(m for _, m in reversed(spots)), *salient]
+            topic = _resolved(pronoun.group(1), nearby) or _only(pronoun.group(1), background)
+        elif subject is not None and entities.canonical(subject) == "我":
+            topic = None
+        elif spots and subject is not None:
+            topic = _member_for(subject, spots) or spots[0][1]
+        # else: no subject of its own — the topic continues
+        for _, member in spots:
+            salient = [member, *(m for m in salient if m.who != member.who)]
+        if topic is not None and all(m.who != topic.who for _, m in spots):
+            salient = [topic, *(m for m in salient if m.who != topic.who)]
+        contexts.append(Context(topic, tuple(salient)))
+    return contexts
+
+
+def _only(pronoun: str, members: Sequence[Member]) -> Member | None:
+    """The one member the household is known to have that fits (「它」 in a home with one
+    pet); None when none or several do."""
+    fitting = [m for m in members if _fits(m, pronoun)]
+    return fitting[0] if len(fitting) == 1 else None
+
+
+def _names_first(spots: Sequence[tuple[int, Member]], at: int) -> bool:
+    return any(position < at for position, _ in spots)
+
+
+def _member_for(subject: str, spots: Sequence[tuple[int, Member]]) -> Member | None:
+    who = entities.canonical(subject)
+    return next((m for _, m in spots if m.who == who or m.said.endswith(subject)), None)
+
+
+def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> str:
+    """``fact`` with its pronouns named and, when it names nobody and the conversation is on a
+    member, that member in front."""
+    if context is None:
+        return fact
+    text = fact
+    for match in reversed(list(_PRONOUN.finditer(fact))):
+        member = _resolved(match.group(1), context.salient)
+        if member is None:
+            log.info("discourse.unresolved", fact=fact, pronoun=match.group(1))
+            continue
+        text = text[: match.start()] + member.said + text[match.end() :]
+    if text == fact and context.topic is not None and entities.subject_of(fact, names) is None:
+        return f"{context.topic.said}，{fact}"
+    return text
