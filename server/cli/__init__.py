@@ -17,13 +17,14 @@ from server.cli.mounts import mount_offered
 from server.cli.persons import persons_app
 from server.cli.run import run_app
 from server.cli.tokens import api_key_app, console_app, mcp_app
+from server.cli.voices import voices_app
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, help="Hearth voice-device server")
 app.registered_commands += run_app.registered_commands
 for sub, name in (
     (device_app, "device"), (models_app, "models"), (None, "bench"), (memory_app, "memory"),
     (jobs_app, "jobs"), (api_key_app, "api-key"), (mcp_app, "mcp"), (console_app, "console"),
-    (persons_app, "persons"),
+    (persons_app, "persons"), (voices_app, "voices"),
 ):  # fmt: skip
     if sub is None:  # offered by a package above server (bench/), through its entry point
         mount_offered(app, name)
