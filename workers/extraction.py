@@ -257,17 +257,21 @@ class _Talk:
         """The fact with its subject named (``discourse.resolve``)."""
         return discourse.resolve(fact, self.context_of(source), self.household.names)
 
-    def invented_subject(self, fact: str, source: str | None) -> bool:
-        """Does the fact make someone its subject whom its source never spoke of (「我自己是
-        一点葱都不吃的」 → 「我老公是点葱都不吃的」)?"""
+    def invented_subject(self, fact: str) -> str | None:
+        """The utterance the fact's content comes from, when the fact makes someone its subject
+        whom that utterance never spoke of (「我自己是一点葱都不吃的」 → 「我老公是点葱都不吃的」)."""
         who = entities.subject_of(fact, self.household.names)
-        if source is None or who is None or entities.canonical(who) == "我":
-            return False
+        if who is None or entities.canonical(who) == "我":
+            return None
+        source = sources.source_of(fact.replace(who, ""), self.people)
+        if source is None:
+            return None
         context = self.context_of(source)
         spoken_of = {m.who for _, m in discourse.members_in(source, self.household.names, {})}
         if context is not None and context.topic is not None:
             spoken_of.add(context.topic.who)
-        return entities.canonical(who) not in spoken_of and who not in source
+        invented = entities.canonical(who) not in spoken_of and who not in source
+        return source if invented else None
 
 
 _OPENERS = re.compile(r"^(?:对|是啊|是的|嗯|哦|啊|对了|还有|另外|然后|跟你说|告诉你)[，,。！!\s]*")
@@ -336,9 +340,10 @@ def _consider(
         out.rejected.append({"fact": raw, "reason": reason})
         log.info("extract.rejected", fact=raw, reason=reason)
         return
-    if source is not None and talk.invented_subject(raw, source):
-        log.info("extract.subject_not_said", fact=raw, source=source)
-        raw = sources.strip_wake_words(source).strip("，。！!,. ")
+    said_by = talk.invented_subject(raw)
+    if said_by is not None:
+        log.info("extract.subject_not_said", fact=raw, source=said_by)
+        raw, source = sources.strip_wake_words(said_by).strip("，。！!,. "), said_by
     fact = dates.annotate(talk.named(tidy(keep_meaning(raw, source)), source), day)
     if fact not in out.facts:
         out.facts.append(fact)

@@ -39,7 +39,9 @@ def test_resolve_names_the_pronoun_and_the_elided_subject() -> None:
     said = ["我外婆住在苏州", "她对青霉素过敏", "上个月刚做了白内障手术"]
     contexts = discourse.read(said)
     assert discourse.resolve("她对青霉素过敏", contexts[1]) == "我外婆对青霉素过敏"
-    assert discourse.resolve("上个月刚做了白内障手术", contexts[2]) == "我外婆，上个月刚做了白内障手术"
+    assert (
+        discourse.resolve("上个月刚做了白内障手术", contexts[2]) == "我外婆，上个月刚做了白内障手术"
+    )
     assert discourse.resolve("我在家办公", contexts[2]) == "我在家办公"  # says who: left alone
 
 

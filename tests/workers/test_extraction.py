@@ -7,6 +7,8 @@ import datetime as dt
 import json
 from typing import Any
 
+from memory.utterance_kinds import KindReading, classify
+from providers.embedder import UseEmbedder
 from providers.llm import Message
 from workers import extraction
 from workers.extraction import keep_meaning, rejected, tidy
@@ -98,3 +100,73 @@ def test_asking_to_remember_is_not_part_of_the_fact() -> None:
     assert tidy("我老婆猫毛过敏，你记住啊") == "我老婆猫毛过敏"
     assert tidy("帮我记一下，我女儿对鸡蛋过敏") == "我女儿对鸡蛋过敏"
     assert tidy("不对，是后天下午去银行") == "后天下午去银行"
+
+
+def _reader(embedder: UseEmbedder) -> extraction.Reader:
+    async def read(texts: list[str]) -> dict[str, KindReading | None]:
+        vectors = embedder.embed(texts)
+        return {t: classify(v, embedder.name) for t, v in zip(texts, vectors, strict=True)}
+
+    return read
+
+
+async def _kinds(embedder: UseEmbedder, utterances: list[str]) -> extraction.Kinds:
+    reader = _reader(embedder)
+    return extraction.Kinds(await reader(utterances), reader)
+
+
+async def test_a_confident_request_with_nothing_lasting_is_not_a_memory(
+    embedder: UseEmbedder,
+) -> None:
+    people = ["再帮我给我舅舅拨个电话", "我舅舅在宁波开出租车"]
+    llm = Replies(["我给舅舅拨个电话", "我舅舅在宁波开出租车"])
+    kinds = await _kinds(embedder, people)
+    found = await extraction.extract(llm, said(*(("u", p) for p in people)), DAY, kinds)
+    assert found.facts == ["我舅舅在宁波开出租车"]
+    assert any("request" in r["reason"] for r in found.rejected)
+
+
+async def test_a_request_carrying_a_lasting_fact_keeps_the_fact(embedder: UseEmbedder) -> None:
+    people = ["我老婆怀孕三个月了，周末做点什么菜给她补补"]
+    llm = Replies(["我老婆怀孕三个月了"])
+    kinds = await _kinds(embedder, people)
+    found = await extraction.extract(llm, said(("u", people[0])), DAY, kinds)
+    assert found.facts == ["我老婆怀孕三个月了"]
+
+
+async def test_the_subject_is_named_across_turns() -> None:
+    llm = Replies(["他对青霉素过敏", "每天吃一片阿司匹林"])
+    found = await extraction.extract(
+        llm, said(("u", "我公公今年七十了"), ("u", "他对青霉素过敏"), ("u", "每天吃一片阿司匹林")),
+        DAY,
+    )  # fmt: skip
+    assert "我公公对青霉素过敏" in found.facts
+    assert "我公公，每天吃一片阿司匹林" in found.facts
+
+
+async def test_a_subject_the_person_never_spoke_of_falls_back_to_their_words() -> None:
+    llm = Replies(["我老公不吃香菜"])
+    found = await extraction.extract(
+        llm, said(("u", "我老公叫李伟"), ("u", "我自己是一点香菜都不吃的")), DAY
+    )
+    assert "我自己是一点香菜都不吃的" in found.facts and "我老公不吃香菜" not in found.facts
+
+
+async def test_the_persons_part_is_kept_when_the_model_mixed_in_the_assistant() -> None:
+    llm = Replies(["我女儿对芒果过敏，可以用香蕉奶昔代替芒果冰沙"])
+    found = await extraction.extract(
+        llm,
+        said(("u", "我女儿对芒果过敏"), ("a", "知道了，可以用香蕉奶昔代替芒果冰沙。")),
+        DAY,
+    )
+    assert found.facts == ["我女儿对芒果过敏"]
+
+
+async def test_english_is_kept_in_english() -> None:
+    llm = Replies(["我对可待因过敏", "My son Leo is allergic to shellfish"])
+    found = await extraction.extract(
+        llm, said(("u", "My son Leo is allergic to shellfish, he swells up")), DAY
+    )
+    assert "My son Leo is allergic to shellfish" in found.facts
+    assert all(not extraction.sources.chinese(f) for f in found.facts)
+    assert any(r["reason"].startswith("translated") for r in found.rejected)
