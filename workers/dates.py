@@ -123,20 +123,28 @@ def _resolve(kind: str, match: re.Match[str], today: dt.date) -> dt.date | None:
 
 
 def mentions(text: str, today: dt.date) -> list[Found]:
-    """Every future date the text names, in order (overlapping phrases: the longest wins)."""
-    found: list[Found] = []
+    """Every future date the text names, in order (overlapping phrases: the longest wins). A
+    bare weekday after a date reads from that date (「下礼拜六去云台山，礼拜天晚上回来」: the
+    Sunday after that Saturday)."""
+    spotted: list[tuple[re.Match[str], str]] = []
     taken: list[tuple[int, int]] = []
     for pattern, kind in _RULES:
         for match in pattern.finditer(text):
             span = match.span()
             if any(span[0] < end and start < span[1] for start, end in taken):
                 continue
-            date = _resolve(kind, match, today)
-            if date is None or date < today:
-                continue
             taken.append(span)
-            found.append(Found(date, *span, _label(kind, date)))
-    return sorted(found, key=lambda f: f.start)
+            spotted.append((match, kind))
+    found: list[Found] = []
+    for match, kind in sorted(spotted, key=lambda spot: spot[0].start()):
+        date = _resolve(kind, match, today)
+        if date is not None and found and kind == "weekday" and date < found[-1].date:
+            after = found[-1].date
+            date = after + dt.timedelta(days=(WEEKDAY[match.group(1)] - after.weekday()) % 7)
+        if date is None or date < today:
+            continue
+        found.append(Found(date, *match.span(), _label(kind, date)))
+    return found
 
 
 def _label(kind: str, date: dt.date) -> str | None:

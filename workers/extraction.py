@@ -154,10 +154,19 @@ def messages(window: Sequence[Utterance], day: dt.date) -> list[dict[str, str]]:
     return [{"role": "user", "content": PROMPT.format(day=day.isoformat(), conversation=lines)}]
 
 
+# the assistant's voice: the person is 「我」 to it, so a fact told as 「你的儿子…」「你最近…」 is
+# the assistant restating (the person's own words are recovered instead)
+_ASSISTANT_VOICE = re.compile(
+    r"^(?:你的|您的|你家|你们家|你最近|你现在|你已经|你平时)|^your\b", re.I
+)
+
+
 def rejected(fact: str) -> str | None:
     """Why a fact may not be stored (None: it may)."""
     if _FRAGMENTS.search(fact):
         return "prompt fragment or placeholder"
+    if _ASSISTANT_VOICE.search(fact.strip()):
+        return "in the assistant's voice (「你的…」)"
     if _QUESTION.search(fact):
         return "a question"
     if not sources.memorable(fact):

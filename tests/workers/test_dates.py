@@ -59,3 +59,10 @@ def test_the_date_is_written_next_to_the_words_that_said_it() -> None:
 def test_year_end_rolls_over() -> None:
     assert dates.one_off_date("下个月5号", dt.date(2026, 12, 20)) == dt.date(2027, 1, 5)
     assert dates.one_off_date("1月3号", dt.date(2026, 12, 20)) == dt.date(2027, 1, 3)
+
+
+def test_a_bare_weekday_after_a_date_reads_from_that_date() -> None:
+    said = "下周五我们去黄山住两晚，周日下午回来"
+    assert dates.annotate(said, dt.date(2026, 12, 3)) == (
+        "下周五（12月11日）我们去黄山住两晚，周日（12月13日）下午回来"
+    )

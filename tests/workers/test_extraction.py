@@ -170,3 +170,12 @@ async def test_english_is_kept_in_english() -> None:
     assert "My son Leo is allergic to shellfish" in found.facts
     assert all(not extraction.sources.chinese(f) for f in found.facts)
     assert any(r["reason"].startswith("translated") for r in found.rejected)
+
+
+async def test_a_fact_in_the_assistants_voice_is_not_stored() -> None:
+    llm = Replies(["你的儿子叫小宇，最近迷上了围棋"])
+    found = await extraction.extract(
+        llm, said(("u", "我儿子叫小宇"), ("a", "你的儿子叫小宇，最近迷上了围棋。")), DAY
+    )
+    assert found.facts == ["我儿子叫小宇"]
+    assert any("assistant" in r["reason"] for r in found.rejected)
