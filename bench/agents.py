@@ -30,6 +30,7 @@ from bench.device import pct
 from bench.e2e.data import load_questions, load_snapshot
 from bench.e2e.hearth import running_hearth
 from bench.e2e.instant_llm import instant_llm
+from bench.results import Figure
 from config.run_files import redis_url_file
 from server.mcp.tokens import McpTokens
 
@@ -61,7 +62,7 @@ async def mcp_search_times(url: str, token: str, queries: list[str]) -> list[flo
     return times
 
 
-async def main(calls: int) -> None:
+async def main(calls: int) -> list[Figure]:
     import os
 
     from providers.processes import free_port
@@ -94,3 +95,9 @@ async def main(calls: int) -> None:
                   f"{pct(search, 0.5) * 1000:.1f} / {pct(search, 0.99) * 1000:.1f} ms")  # fmt: skip
     table.add_row("  mean", f"{statistics.mean(search) * 1000:.1f} ms")
     console.print(table)
+    return [
+        Figure(
+            "hearth-agent-context per prompt / MCP memory_search, p50",
+            f"{pct(hook, 0.5) * 1000:.0f} ms / {pct(search, 0.5) * 1000:.1f} ms",
+        )
+    ]

@@ -24,6 +24,7 @@ from rich.table import Table
 
 from bench.corpus import unique_items
 from bench.device import pct
+from bench.results import Figure
 from memory.registry import ApiKeys
 from providers.processes import EmbeddedRedis, free_port
 from server.api.names import DEFAULT_STORE
@@ -141,7 +142,7 @@ BULK_SIZE = 10  # memories per bulk-store call in the bench
 BULK_SOLO = 10  # bulk-store calls of the single client
 
 
-def main(clients: int = 16, per_client: int = 60) -> None:
+def main(clients: int = 16, per_client: int = 60) -> list[Figure]:
     results = asyncio.run(run(clients, per_client))
     table = Table(
         "operation",
@@ -157,3 +158,17 @@ def main(clients: int = 16, per_client: int = 60) -> None:
         table.add_row(name, str(r["n"]), f"{r['p50']:.2f}", f"{r['p99']:.2f}",
                       f"{r['rps']:.0f}", statuses)  # fmt: skip
     Console().print(table)
+    return figures(dict(results), clients)
+
+
+def figures(results: dict[str, dict[str, Any]], clients: int) -> list[Figure]:
+    """The results table's row (bench.results): one client's latency, the throughput of many."""
+    store, search = results["store, 1 client"], results["search, 1 client"]
+    return [
+        Figure(
+            "store / search, one client, p50",
+            f"{store['p50']:.1f} ms / {search['p50']:.1f} ms; {results['store']['rps']:.0f} "
+            f"writes / {results['search']['rps']:.0f} searches per second per process "
+            f"({clients} clients)",
+        )
+    ]

