@@ -58,6 +58,7 @@ from server.tools import ToolContext, ToolRegistry
 from server.traces import TraceStore
 from server.understanding.words import warm as warm_words
 from server.vision import VISION_PATH, VisionServices, vision_token
+from server.voices.speaking import SpeakerIdentifier
 from workers.gate import LLMGate
 from workers.settings import build_worker, redis_settings
 from workers.tag_requests import ArqTagRequests
@@ -237,6 +238,7 @@ async def device_stack(
         end_hooks=[hook],
         resolve_person=PersonMap(arq).resolve,
         vision_token=_vision_tokens(settings),
+        speakers=_speakers(settings, arq),
         voice=VoiceServices(
             asr=asr or build_asr(settings.asr, settings.resolve(settings.asr.model_dir)),
             vad_pool=VadPool(),
@@ -265,6 +267,14 @@ def _household_names(
         return None
     words = a.household_words if a.hotwords else 0
     return HouseholdNames(memory.store, a.household_names, word_limit=words)
+
+
+def _speakers(settings: HearthSettings, redis: Redis) -> SpeakerIdentifier | None:
+    """Who of a household is speaking (server.voices); the model loads on first need."""
+    voices = settings.voices
+    if not voices.enabled:
+        return None
+    return SpeakerIdentifier(redis, settings.resolve(voices.weights_file), voices.threshold)
 
 
 def _vision_tokens(settings: HearthSettings) -> Callable[[DeviceCredentials], str]:

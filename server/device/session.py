@@ -14,7 +14,7 @@ import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import structlog
@@ -28,7 +28,7 @@ from providers.errors import ProviderError
 from providers.opus import OpusEncoder
 from server import metrics
 from server.auth import DeviceCredentials
-from server.device.conversation import Conversation, Utterance
+from server.device.conversation import Conversation, Utterance, by_person
 from server.device.early_asr import EarlyTranscript, EarlyTranscripts
 from server.device.listening import (
     EndReason,
@@ -59,6 +59,8 @@ from server.protocol.messages import (
     PingReceived,
 )
 from server.tools import ToolContext
+from server.voices.identify import Identification
+from server.voices.speaking import SpeakerIdentifier
 
 log = structlog.get_logger(__name__)
 MAX_PENDING_UTTERANCES = 3  # utterances of one device waiting for ASR; more are refused
@@ -103,10 +105,15 @@ class SessionServices:
     end_hooks: list[SessionEndHook] = field(default_factory=list)
     resolve_person: PersonResolver = own_person
     voice: VoiceServices | None = None  # None: text turns only (listen detect)
+    # who of the household is speaking (server.voices); None, or no enrolled voice: the device's
+    # person speaks every word, as before
+    speakers: SpeakerIdentifier | None = None
     # the token announced with vision_url: minted for the session's device (server.vision)
     vision_token: Callable[[DeviceCredentials], str] = lambda creds: "unsupported"
 
 
+# an identification still running when ASR is done gets this long; then the device's person
+SPEAKER_WAIT_S = 1.0
 _HOST = re.compile(r"[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\]")
 
 
@@ -311,6 +318,7 @@ class DeviceSession:
         ``ended_at``: when the listener decided the utterance was over. ``early``: the
         transcript begun at its last pause (``server.device.early_asr``), if it heard it all."""
         assert self.voice is not None
+        who = self._identify(utterance.pcm)  # beside ASR, on the same audio
         async with self._asr_lock:
             started = early.started_at if early is not None else self.clock()
             try:
@@ -344,15 +352,38 @@ class DeviceSession:
             )
             if not text:
                 metrics.UTTERANCES.labels(outcome="empty").inc()
+                if who is not None:
+                    who.cancel()
                 return
+            speaking = await self._speaker(who)
             if self._closing:
                 metrics.UTTERANCES.labels(outcome="after_close").inc()
                 interrupted = utterance.reason is EndReason.DISCONNECT
+                self.conversation.speaking = speaking
                 self.conversation.add(Utterance("user", text, time.time(), interrupted))
                 return
             metrics.UTTERANCES.labels(outcome="turn").inc()
             marks = {"utterance_end": ended_at, "asr_start": started, "asr_done": done}
-            await self._on_user_text(text, utterance.speech_ended_at, marks)
+            await self._on_user_text(text, utterance.speech_ended_at, marks, speaking)
+
+    def _identify(self, pcm: bytes) -> asyncio.Task[Identification | None] | None:
+        speakers = self.services.speakers
+        if speakers is None:
+            return None
+        return asyncio.create_task(speakers.identify(self.person, pcm))
+
+    async def _speaker(self, who: asyncio.Task[Identification | None] | None) -> PersonId | None:
+        """The member identified (bounded: an identification still running after ASR gets
+        ``SPEAKER_WAIT_S`` more, then the utterance is the device's person's)."""
+        if who is None:
+            return None
+        try:
+            async with asyncio.timeout(SPEAKER_WAIT_S):
+                found = await who
+        except TimeoutError:
+            self.log.warning("voice.speaker_late", waited_s=SPEAKER_WAIT_S)
+            return None
+        return found.member if found is not None else None
 
     async def _drain_voice(self) -> None:
         """The device is gone: transcribe what it was still saying, bounded in time."""
@@ -375,10 +406,15 @@ class DeviceSession:
     # ---- turns --------------------------------------------------------------------------------
 
     async def _on_user_text(
-        self, text: str, received_at: float, marks: dict[str, float] | None = None
+        self,
+        text: str,
+        received_at: float,
+        marks: dict[str, float] | None = None,
+        speaking: PersonId | None = None,
     ) -> None:
         if not text:
             return
+        self.conversation.speaking = speaking  # what is said and answered now is theirs
         if len(self.conversation.transcript) >= self.services.max_transcript_utterances:
             # kept (the write path gets it), then the session ends: the device reconnects
             self.conversation.add(Utterance("user", text, time.time()))
@@ -420,8 +456,12 @@ class DeviceSession:
             self.conversation,
             self.encoder,
             self.mcp,
-            ToolContext(self.person, self.creds.device_id, self.session_id),
+            ToolContext(self._speaking_person(), self.creds.device_id, self.session_id),
         )
+
+    def _speaking_person(self) -> PersonId:
+        """Whose memory the turn recalls: the member identified by voice, else the device's."""
+        return PersonId(self.conversation.speaking or self.person)
 
     async def _run_turn(self, work: Awaitable[None]) -> None:
         try:
@@ -530,8 +570,27 @@ class DeviceSession:
             end_reason=reason,
             transcript=list(self.conversation.transcript),
         )
-        for hook in self.services.end_hooks:
-            try:
-                await hook.session_ended(record)
-            except Exception:  # one failing hook must not stop the others
-                self.log.exception("session.end_hook_failed", hook=type(hook).__name__)
+        for part in by_speaker(record):
+            for hook in self.services.end_hooks:
+                try:
+                    await hook.session_ended(part)
+                except Exception:  # one failing hook must not stop the others
+                    self.log.exception("session.end_hook_failed", hook=type(hook).__name__)
+
+
+def by_speaker(record: SessionRecord) -> list[SessionRecord]:
+    """The session as the write path takes it: what each identified member said (and was
+    answered) goes to their own person as ``<session>~<member>``; the rest stays the device's
+    person's under the session's own id. No member identified: the record as it is."""
+    parts = by_person(record.transcript)
+    if set(parts) <= {None}:
+        return [record]
+    return [
+        replace(
+            record,
+            session_id=record.session_id if member is None else f"{record.session_id}~{member}",
+            person=member or record.person,
+            transcript=said,
+        )
+        for member, said in parts.items()
+    ]

@@ -1,0 +1,61 @@
+"""Who is speaking on a device, per utterance: the household's enrolled voices against the
+audio the VAD cut, run beside ASR.
+
+A household with no enrolled voice costs one Redis read and nothing else (no model is loaded),
+and its device behaves as it always did. The encoder is loaded on first need, once per process
+(``embedder.shared_embedder``); missing weights switch identification off with one error in the
+log rather than failing turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import structlog
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from server.voices.embedder import VoiceEmbedder, shared_embedder
+from server.voices.identify import Identification, identify
+from server.voices.store import VoiceStore
+from server.voices.weights import WeightsError
+
+log = structlog.get_logger(__name__)
+
+
+class SpeakerIdentifier:
+    def __init__(self, redis: Redis, weights: Path, threshold: float) -> None:
+        self.store = VoiceStore(redis)
+        self.weights = weights
+        self.threshold = threshold
+        self._embedder: VoiceEmbedder | None = None
+        self._broken = False
+
+    async def identify(self, household: str, pcm: bytes) -> Identification | None:
+        """The member speaking in ``pcm`` (16 kHz 16-bit mono) — ``member`` None when unsure —
+        or None when the household has no enrolled voice or voices are unavailable."""
+        try:
+            voices = await self.store.voices(household)
+        except (RedisError, OSError) as exc:
+            log.error("voices.unavailable", household=household, error=str(exc))
+            return None
+        if not voices:
+            return None
+        embedder = await self._load()
+        if embedder is None:
+            return None
+        embedding = await asyncio.to_thread(embedder.embed, pcm)
+        found = identify(embedding, voices, self.threshold)
+        log.info("voice.speaker", household=household, member=found.member,
+                 score=round(found.score, 3), best=found.best)  # fmt: skip
+        return found
+
+    async def _load(self) -> VoiceEmbedder | None:
+        if self._embedder is None and not self._broken:
+            try:
+                self._embedder = await asyncio.to_thread(shared_embedder, self.weights)
+            except WeightsError as exc:
+                self._broken = True
+                log.error("voices.no_model", error=str(exc))
+        return self._embedder
