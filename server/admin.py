@@ -8,11 +8,13 @@ talks to the running server here when it is up. Bearer token: ``data_dir/secrets
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hmac
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -23,6 +25,7 @@ from starlette.routing import Route
 from memory.identity import IdentityError, person_id
 from memory.importer import LineError, MemoryLine, import_memories, parse_lines
 from memory.locks import PersonBusyError, holding_person
+from memory.registry import Stores
 from memory.schema import CUED_CLASSES, Memory, PersonId
 from memory.store import store_call
 from memory.writes import (
@@ -36,6 +39,12 @@ from memory.writes import (
 from server.memory.engine import MemoryEngine
 from server.persons import PersonMap
 from server.traces import TraceStore
+from server.voices.checks import Refusal
+from server.voices.embedder import shared_embedder
+from server.voices.enrol import enrol
+from server.voices.store import HouseholdFull, VoiceStore
+from server.voices.wav import wav_to_pcm16k
+from server.voices.weights import WeightsError
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -211,3 +220,73 @@ def status_routes(status: Callable[[], dict[str, object]], token: str) -> list[R
         return JSONResponse(status())
 
     return [Route("/admin/status", _guarded(token, status_endpoint), methods=["GET"])]
+
+
+def voice_routes(redis: Redis, weights: Path, token: str) -> list[Route]:
+    """A household's voices over HTTP (admins): GET lists the members and the bytes held, POST
+    enrols a member from three base64 WAV sentences, DELETE removes a member's voice data."""
+    store = VoiceStore(redis)
+
+    async def household_voices(request: Request) -> Response:
+        household = request.path_params["household"]
+        voices = await store.voices(household)
+        members = [
+            {"member": v.member, "speaker": v.speaker, "voiceprints": len(v.prints),
+             "enrolled_at": v.enrolled_at}
+            for v in voices
+        ]  # fmt: skip
+        size = await store.size_bytes(household)
+        return JSONResponse({"household": household, "members": members, "bytes": size})
+
+    async def member_voice(request: Request) -> Response:
+        household, member = request.path_params["household"], request.path_params["member"]
+        if request.method == "DELETE":
+            return JSONResponse(
+                {"member": member, "removed": await store.remove(household, member)}
+            )
+        return await _enrol_member(request, store, weights, household, member)
+
+    return [
+        Route("/admin/voices/{household}", _guarded(token, household_voices), methods=["GET"]),
+        Route(
+            "/admin/voices/{household}/{member}",
+            _guarded(token, member_voice),
+            methods=["POST", "DELETE"],
+        ),
+    ]
+
+
+async def _enrol_member(
+    request: Request, store: VoiceStore, weights: Path, household: str, member: str
+) -> Response:
+    try:
+        body = await request.json()
+        sentences = [wav_to_pcm16k(base64.b64decode(s, validate=True)) for s in body["sentences"]]
+        speaker = str(body.get("speaker") or member)
+    except (ValueError, KeyError, TypeError) as exc:  # JSON, base64, WAV or shape
+        return JSONResponse(
+            {"error": f'body must be {{"sentences": [three base64 WAV files], "speaker"?}}: {exc}'},
+            400,
+        )
+    try:
+        embedder = await asyncio.to_thread(shared_embedder, weights)
+        voice = await enrol(store, embedder, household, member, speaker, sentences)
+        await Stores(store.redis).create(voice.member, voice.member)
+        await PersonMap(store.redis).name_speaker(voice.member, voice.speaker)
+    except Refusal as exc:
+        status = 409 if exc.reason == "same_voice" else 422
+        return JSONResponse(
+            {"error": str(exc), "reason": exc.reason, "sentence": exc.sentence,
+             "member": exc.member},
+            status,
+        )  # fmt: skip
+    except HouseholdFull as exc:
+        return JSONResponse({"error": str(exc), "reason": "household_full"}, 409)
+    except IdentityError as exc:
+        return JSONResponse({"error": str(exc)}, 400)
+    except WeightsError as exc:
+        return JSONResponse({"error": str(exc)}, 503)
+    return JSONResponse(
+        {"household": household, "member": voice.member, "speaker": voice.speaker,
+         "voiceprints": len(voice.prints), "bytes": await store.size_bytes(household)}
+    )  # fmt: skip

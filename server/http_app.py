@@ -11,6 +11,7 @@ import hmac
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -26,7 +27,7 @@ from starlette.types import ASGIApp, Scope
 from config import keys
 from config.settings import HearthSettings
 from server import metrics
-from server.admin import admin_routes, person_routes, status_routes, trace_routes
+from server.admin import admin_routes, person_routes, status_routes, trace_routes, voice_routes
 from server.auth import MAC_PATTERN, TokenAuthority, normalise_mac
 from server.body_guard import Authenticate, BodyGuard, plain_too_large
 from server.devices import ActivationBusy, DeviceRegistry
@@ -216,7 +217,12 @@ def _admin(services: HttpServices) -> list[Route]:
         *person_routes(PersonMap(redis), services.admin_token),
         *trace_routes(traces, services.admin_token),
         *status_routes(services.status, services.admin_token),
+        *voice_routes(redis, _voice_weights(services.settings), services.admin_token),
     ]
+
+
+def _voice_weights(settings: HearthSettings) -> Path:
+    return settings.resolve(settings.voices.weights_file)
 
 
 def _firmware_version(request: Request) -> str:

@@ -8,6 +8,7 @@ their memories), then stores one voiceprint per condition (``augment``). Enrolli
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import numpy as np
@@ -31,6 +32,17 @@ def voiceprints(embedder: VoiceEmbedder, sentences: Sequence[np.ndarray]) -> np.
     return np.stack(rows)
 
 
+def measure(embedder: VoiceEmbedder, sentences: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """The checked sentences' mean embedding and the voiceprints to store (CPU work: run it off
+    the event loop)."""
+    if len(sentences) != SENTENCES:
+        raise Refusal("sentences", f"enrolment takes {SENTENCES} sentences, got {len(sentences)}")
+    waves = [pcm16_to_float(s) for s in sentences]
+    windows = [check_sentence(w, embedder, n) for n, w in enumerate(waves)]
+    check_agreement(windows)
+    return unit_mean([unit_mean(w) for w in windows]), voiceprints(embedder, waves)
+
+
 async def enrol(
     store: VoiceStore,
     embedder: VoiceEmbedder,
@@ -40,13 +52,8 @@ async def enrol(
     sentences: Sequence[bytes],
 ) -> Voice:
     """Enrol (or re-enrol) ``member`` of ``household`` from 16 kHz 16-bit mono sentences."""
-    if len(sentences) != SENTENCES:
-        raise Refusal("sentences", f"enrolment takes {SENTENCES} sentences, got {len(sentences)}")
     member = person_id(member)
-    waves = [pcm16_to_float(s) for s in sentences]
-    windows = [check_sentence(w, embedder, n) for n, w in enumerate(waves)]
-    check_agreement(windows)
-    mean = unit_mean([unit_mean(w) for w in windows])
+    mean, prints = await asyncio.to_thread(measure, embedder, sentences)
     others = [v for v in await store.voices(household) if v.member != member]
     for voice, score in zip(others, scores(mean, others), strict=True):
         if score >= THRESHOLD:
@@ -55,4 +62,4 @@ async def enrol(
                 f"this voice is already enrolled as {voice.member} ({voice.speaker})",
                 member=voice.member,
             )
-    return await store.put(household, member, speaker, voiceprints(embedder, waves))
+    return await store.put(household, member, speaker, prints)
