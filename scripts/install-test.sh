@@ -18,3 +18,6 @@ if ((${#need_apt[@]})); then
 fi
 [[ -d tests/browser/node_modules/playwright-core ]] \
   || (cd tests/browser && npm ci --no-audit --no-fund --silent)
+# real recordings of nine speakers for the voice tests and `hearth bench voices`: the test data of
+# the speakerbox wheel, downloaded (never installed) into the models cache
+.venv/bin/python -m bench.voice_recordings data/models/parts >/dev/null
