@@ -262,6 +262,9 @@ def bench_voices(
     threshold: Annotated[
         float | None, typer.Option(help="identification threshold (default: voices.threshold)")
     ] = None,
+    beside_asr: Annotated[
+        bool, typer.Option(help="also time ASR alone vs ASR with identification beside it")
+    ] = True,
     out: Annotated[Path | None, typer.Option(help="write the report as JSON here")] = None,
 ) -> None:
     """Who is speaking: enrolment (three sentences each) → identification per member and
@@ -277,6 +280,23 @@ def bench_voices(
     real_set = speakers(clips(fetch(settings.data_dir / "models" / "parts"))) if real else None
     natural = [s.pcm for s in recorded_samples()] if synthetic else None
     bench_main(embedder, real_set, natural, threshold or settings.voices.threshold, console, out)
+    if beside_asr and real_set:
+        import json
+
+        from bench.voices_beside_asr import beside_asr as measure
+        from providers.asr import WhisperASR
+
+        asr = WhisperASR(settings.asr, settings.resolve(settings.asr.model_dir))
+        utterance = bytes((real_set[0].tests[0] * 32767).astype("<i2").tobytes())
+        added = measure(asr, embedder, utterance)
+        console.print(
+            f"beside ASR (3 s utterance): ASR alone {added['asr_ms_p50']:.0f} ms, with "
+            f"identification {added['asr_and_identify_ms_p50']:.0f} ms: a turn waits "
+            f"{added['added_ms_p50']:+.0f} ms (medians)"
+        )
+        if out is not None:
+            written = json.loads(out.read_text())
+            out.write_text(json.dumps({**written, "beside_asr": added}, ensure_ascii=False))
 
 
 @bench_app.command("households")
