@@ -2,5 +2,6 @@
 
 One speaker-embedding model per process (``embedder``), shared by every device; voiceprints per
 household member in Redis (``store``); the best member above a threshold, else unknown
-(``identify``); enrolment with its bad-input checks (``checks``, ``enrol``).
+(``identify``); enrolment with its bad-input checks (``checks``, ``enrol``); per utterance on a
+device, beside ASR (``speaking``).
 """

@@ -12,6 +12,8 @@ from redis.asyncio import Redis
 
 from bench.speech import SpeechSample, recorded_samples
 from bench.voice_recordings import Speaker
+from server.device.conversation import Conversation, Utterance
+from server.device.session import SessionRecord, by_speaker
 from server.persons import default_person
 from server.traces import TraceStore
 from server.voices.embedder import VoiceEmbedder
@@ -115,3 +117,30 @@ async def test_a_household_without_voices_is_served_as_before(
     record = await hearth.ended.wait_for(session_id, within_s=15)
     assert record.person == default_person(device_id)
     assert list(hearth.ended.records) == [session_id]
+
+
+def _record(transcript: list[Utterance]) -> SessionRecord:
+    return SessionRecord("s1", "aa:bb", "c", "device-aabb", 0.0, 1.0, "normal", transcript)
+
+
+def test_a_session_with_no_member_is_handed_on_as_it_is() -> None:
+    record = _record([Utterance("user", "你好", 1.0), Utterance("assistant", "你好。", 2.0)])
+    assert by_speaker(record) == [record]
+
+
+def test_a_mixed_session_is_split_by_member_in_order() -> None:
+    conversation = Conversation(max_turns=4)
+    for who, text in (
+        (None, "今天几号"),
+        ("kid", "我对花生过敏"),
+        ("gran", "我要吃药"),
+        ("kid", "好的"),
+    ):
+        conversation.speaking = who
+        conversation.add(Utterance("user", text, 1.0))
+        conversation.add(Utterance("assistant", "嗯。", 1.0))
+    parts = by_speaker(_record(conversation.transcript))
+    assert [(p.session_id, p.person) for p in parts] == [
+        ("s1", "device-aabb"), ("s1~kid", "kid"), ("s1~gran", "gran")
+    ]  # fmt: skip
+    assert [u.text for u in parts[1].transcript] == ["我对花生过敏", "嗯。", "好的", "嗯。"]
