@@ -22,6 +22,8 @@ from server.voices.store import VoiceStore
 from server.voices.weights import WeightsError
 
 log = structlog.get_logger(__name__)
+# a long utterance is identified on its first seconds: the cost stays that of a 3–4 s utterance
+MAX_AUDIO_BYTES = 4 * 16000 * 2
 
 
 class SpeakerIdentifier:
@@ -45,7 +47,7 @@ class SpeakerIdentifier:
         embedder = await self._load()
         if embedder is None:
             return None
-        embedding = await asyncio.to_thread(embedder.embed, pcm)
+        embedding = await asyncio.to_thread(embedder.embed, pcm[:MAX_AUDIO_BYTES])
         found = identify(embedding, voices, self.threshold)
         log.info("voice.speaker", household=household, member=found.member,
                  score=round(found.score, 3), best=found.best)  # fmt: skip
