@@ -266,12 +266,14 @@ def bench_voices(
         bool, typer.Option(help="also time ASR alone vs ASR with identification beside it")
     ] = True,
     out: Annotated[Path | None, typer.Option(help="write the report as JSON here")] = None,
+    record: Record = False,
 ) -> None:
     """Who is speaking: enrolment (three sentences each) → identification per member and
     overall, unknown voices accepted, added latency per 3 s utterance, voice data per
     household."""
     from bench.speech import recorded_samples
     from bench.voice_recordings import clips, fetch, speakers
+    from bench.voices import figures as voice_figures
     from bench.voices import main as bench_main
     from server.voices.embedder import shared_embedder
 
@@ -279,7 +281,10 @@ def bench_voices(
     embedder = shared_embedder(settings.resolve(settings.voices.weights_file))
     real_set = speakers(clips(fetch(settings.data_dir / "models" / "parts"))) if real else None
     natural = [s.pcm for s in recorded_samples()] if synthetic else None
-    bench_main(embedder, real_set, natural, threshold or settings.voices.threshold, console, out)
+    report = bench_main(
+        embedder, real_set, natural, threshold or settings.voices.threshold, console, out
+    )
+    added = None
     if beside_asr and real_set:
         import json
 
@@ -297,6 +302,7 @@ def bench_voices(
         if out is not None:
             written = json.loads(out.read_text())
             out.write_text(json.dumps({**written, "beside_asr": added}, ensure_ascii=False))
+    _keep("voices", voice_figures(report, added), record)
 
 
 @bench_app.command("households")

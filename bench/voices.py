@@ -20,11 +20,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import Figure
 from bench.voice_recordings import Speaker
 from memory.schema import PersonId
 from server.voices.checks import Refusal, check_agreement, check_sentence
@@ -63,7 +65,7 @@ class SetScore:
             out.wrong, out.unknown = out.wrong + m.wrong, out.unknown + m.unknown
         return out
 
-    def summary(self) -> dict[str, object]:
+    def summary(self) -> dict[str, Any]:
         t = self.totals()
         lat = np.array(self.latency_ms or [0.0])
         return {
@@ -206,7 +208,7 @@ def main(
     threshold: float,
     console: Console,
     out: Path | None,
-) -> list[dict[str, object]]:
+) -> list[dict[str, Any]]:
     scores = []
     if speakers is not None:
         refusals: list[str] = []
@@ -228,3 +230,41 @@ def main(
         out.write_text(json.dumps({**meta, "sets": report}, ensure_ascii=False, indent=1))
         console.print(f"written: {out}")
     return report
+
+
+def figures(report: list[dict[str, Any]], beside: dict[str, float] | None) -> list[Figure]:
+    """The rows ``--record`` writes to the results table."""
+    out = []
+    for s in report:
+        real = s["set"] == "real"
+        label = (
+            f"real recordings ({len(s['per_member'])} speakers, {s['households']} households of "
+            "four, 3 s utterances from other meetings)"
+            if real
+            else "synthetic voices (4 espeak-ng members; 6 espeak-ng + 1 natural unknown voices; "
+            "pitch, tempo, noise, far microphone)"
+        )
+        tag = "" if real else " — synthetic voices"
+        unknown = 1 - s["identification"] - s["wrong_member"]
+        out += [
+            Figure(f"{label}: members named right / named as another member",
+                   f"{s['identification']:.1%} / {s['wrong_member']:.1%} ({unknown:.1%} left "
+                   f"unknown: the device's person){tag}"),
+            Figure(f"{'real recordings' if real else 'synthetic voices'}: unknown voices "
+                   "accepted as a member",
+                   f"{s['false_accept']:.1%} of {s['unknown_tests']:,}{tag}"),
+        ]  # fmt: skip
+    if report:
+        first = report[0]
+        out += [
+            Figure("added per 3 s utterance (embedding + identification, one thread), p50 / p99",
+                   f"{first['added_ms_p50']:.1f} / {first['added_ms_p99']:.1f} ms"),
+            Figure("voice data per household of four (three voiceprints each)",
+                   f"{first['household_bytes_max']:,} bytes"),
+        ]  # fmt: skip
+    if beside is not None:
+        out.append(Figure(
+            "a spoken turn's wait with identification beside ASR (3 s utterance), medians",
+            f"{beside['added_ms_p50']:+.0f} ms (ASR alone {beside['asr_ms_p50']:.0f} ms)",
+        ))  # fmt: skip
+    return out
