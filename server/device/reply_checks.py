@@ -41,6 +41,7 @@ from server.device.echo import echoes
 from server.device.heeding import Heeded, recommends_against
 from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
 from server.device.sentences import ends_sentence
+from server.memory.question import Question
 from server.memory.read_result import ReadResult
 from server.understanding.grounding import (
     Grounds,
@@ -76,6 +77,7 @@ class ReplyChecks:
     replaced: list[dict[str, Any]]
     tools_ran: Callable[[], list[str]]
     question: str = ""  # what the person said this turn (a reply giving it back is dropped)
+    understood: Question | None = None  # …as the read path read it (server.memory.question)
     grounds: Grounds | None = None  # a fact question: what the reply may state
     # any other turn with memory injected: the question and the injected lines, the
     # constraints among them (an allergy the reply claims must be one memory holds)
@@ -105,7 +107,7 @@ class ReplyChecks:
     def take(self, read: ReadResult, said: Sequence[str] = ()) -> None:
         """What the read path found for this turn's question (``said``: what the person said
         earlier in the session, which a reply may state too)."""
-        self.question = read.question
+        self.question, self.understood = read.question, read.understood
         self.grounds = None if read.grounds is None else read.grounds.with_said(said)
         safety = read.safety_texts
         related = read.related_texts
@@ -305,11 +307,17 @@ class ReplyChecks:
         if not self.question or not reminds(text):
             return text
         said = terms.terms(_REMINDER_HEAD.sub("", text).replace("你", "我"))
-        if not said or len(said & terms.terms(self.question)) < TOLD_BACK * len(said):
+        if not said or len(said & self._question_terms()) < TOLD_BACK * len(said):
             return text
         log.info("turn.told_back_dropped", said=text, question=self.question)
         self._drop(text, "reminds the person of what they just said")
         return None
+
+    def _question_terms(self) -> frozenset[str]:
+        understood = self.understood
+        if understood is not None and understood.text == self.question:
+            return understood.terms  # read once this turn
+        return frozenset(terms.terms(self.question))
 
     def _claimed(self, text: str) -> str | None:
         """``text`` unless it claims an act no tool took: then the honest sentence (None: said

@@ -27,7 +27,8 @@ from collections.abc import Sequence
 from memory import entities
 from memory.schema import Memory
 from memory.terms import any_of, terms
-from server.memory import knowledge, lookup
+from server.memory import knowledge
+from server.memory.question import Question
 
 # A shared character pair says an item only when neither character is a function word or a verb
 # every request has: 「过敏」「不能」「能吃」「要少」「一吃」 are in every second constraint.
@@ -66,17 +67,20 @@ def touches(question: str, memory: Memory, cue: str | None = None) -> bool:
 
 
 def applying(
-    question: str, constraints: Sequence[tuple[Memory, str | None]], aliases: Sequence[str] = ()
+    question: str | Question,
+    constraints: Sequence[tuple[Memory, str | None]],
+    aliases: Sequence[str] = (),
 ) -> list[Memory]:
     """The constraints (with the cue that brought each, if one did) that the request plainly
     touches, in the order given: those of whoever the request names (小橙子, or a word memory
     links to that name: ``aliases``, 女儿), else of whoever ``lookup.Scope`` says it is about;
     none for a request only for people outside the household."""
-    return [m for m, cue in _in_scope(question, constraints, aliases) if touches(question, m, cue)]
+    asked = _understood(question)
+    return [m for m, cue in _in_scope(asked, constraints, aliases) if touches(asked.text, m, cue)]
 
 
 def closest(
-    question: str, found: Sequence[tuple[Memory, float]], aliases: Sequence[str] = ()
+    question: str | Question, found: Sequence[tuple[Memory, float]], aliases: Sequence[str] = ()
 ) -> list[Memory]:
     """When no constraint plainly applies: the one the read path found closest in meaning to
     the request (``found``: constraints a search by meaning brought, with their scores), and any
@@ -88,7 +92,7 @@ def closest(
     more; a constraint the lookup only scanned (no meaning in common) is never said this way
     (「帮我买点洗衣液」 against a penicillin allergy)."""
     scored = {m.key: score for m, score in found}
-    pool = [m for m, _ in _in_scope(question, [(m, None) for m, _ in found], aliases)]
+    pool = [m for m, _ in _in_scope(_understood(question), [(m, None) for m, _ in found], aliases)]
     if not pool:
         return []
     best = max(scored[m.key] for m in pool)
@@ -107,21 +111,25 @@ def restated(utterance: str, memory: Memory) -> bool:
     return bool(items) and len(items & item_words(utterance, names)) * 2 >= len(items)
 
 
+def _understood(question: str | Question) -> Question:
+    return question if isinstance(question, Question) else Question(question)
+
+
 def _in_scope(
-    question: str, constraints: Sequence[tuple[Memory, str | None]], aliases: Sequence[str]
+    question: Question, constraints: Sequence[tuple[Memory, str | None]], aliases: Sequence[str]
 ) -> list[tuple[Memory, str | None]]:
     """Those of whoever the request names (小橙子, or a word memory links to that name:
     ``aliases``, 女儿), else of whoever ``lookup.Scope`` says it is about; none for a request
     only for people outside the household."""
-    if lookup.for_outsiders(question):
+    if question.outsiders:
         return []
+    text = question.text
     named = [
         (m, cue)
         for m, cue in constraints
-        if entities.mentions(question, m.subject, m.entities) or _about(m, aliases)
+        if entities.mentions(text, m.subject, m.entities) or _about(m, aliases)
     ]
-    scope = lookup.scope_of(question)
-    return named or [(m, cue) for m, cue in constraints if scope.covers(question, m)]
+    return named or [(m, cue) for m, cue in constraints if question.scope.covers(text, m)]
 
 
 def _about(memory: Memory, words: Sequence[str]) -> bool:

@@ -164,8 +164,14 @@ def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[M
     outside the household."""
     if for_outsiders(question):
         return []
-    scope = scope_of(question)
-    asked = topics_of(question)
+    return within(question, scope_of(question), topics_of(question), constraints, limit)
+
+
+def within(
+    question: str, scope: Scope, asked: frozenset[str], constraints: Sequence[Memory], limit: int
+) -> list[Memory]:
+    """``in_scope`` for a request already read (``server.memory.question``): its ``scope`` and
+    the topics it is about (``asked``), not for outsiders only."""
     chosen = []
     for memory in constraints:
         about = topics_of(memory.text)

@@ -14,6 +14,7 @@ from typing import Literal
 from memory.schema import Memory, PersonId
 from memory.utterance_kinds import KindReading, UtteranceKind
 from server.memory import applies
+from server.memory.question import Question
 from server.traces import TurnTrace
 from server.understanding.grounding import Grounds
 
@@ -62,6 +63,7 @@ class ReadResult:
     kind: KindReading | None = None  # what the person just did (memory.utterance_kinds)
     round_trips: int = 0
     timings_ms: Mapping[str, float] = field(default_factory=dict)
+    understood: Question | None = None  # the question as the read path read it, once
 
     @property
     def reminder(self) -> tuple[str, ...]:

@@ -62,24 +62,21 @@ from dataclasses import dataclass, field, replace
 import structlog
 
 from config.settings import MemorySettings
-from memory import entities, slot_kinds, terms, utterance_kinds, when
+from memory import entities, slot_kinds, terms, utterance_kinds
 from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Embedder, Vector, embed_async
 from server.memory import applies, knowledge, lookup
+from server.memory.question import Question
 from server.memory.read_result import Group, ReadResult, Recalled, Why
 from server.memory.render import describe, render_block
 from server.tools import ToolContext
 from server.understanding.grounding import (
     Grounds,
-    asks_about_the_household_state,
-    asks_caution,
-    asks_for_a_fact,
     memory_lacks,
     names_a_held_topic,
     places_in,
-    without_asking,
 )
 from server.understanding.words import warm as warm_words
 
@@ -116,13 +113,14 @@ class _Draft:
     kind: KindReading | None = None
     round_trips: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    understood: Question | None = None
 
     def done(self) -> ReadResult:
         return ReadResult(
             self.question, self.person, tuple(self.safety), tuple(self.related), self.block,
             self.looked, tuple(self.applies), self.grounds, tuple(self.unconcerned),
             tuple(self.unneeded), tuple(self.beyond), self.kind, self.round_trips,
-            self.timings_ms,
+            self.timings_ms, self.understood,
         )  # fmt: skip
 
 
@@ -131,13 +129,9 @@ class _Reading:
     """One recall under way: what its question asks of memory (read once, before round 1) and
     what the rounds have found so far."""
 
-    question: str
-    vector: Vector
+    understood: Question  # the question, read once (server.memory.question)
     now: float
     result: _Draft
-    relations: list[str]
-    anchored: bool  # first person, a relation or a name (memory.entities)
-    touches: bool  # the request touches a safety topic (server.memory.lookup)
     covered: bool  # …or names only something a constraint family covers (server.memory.knowledge)
     cues: bool  # the person's cues are searched
     asked: tuple[str, ...]  # the kinds of fact asked (memory.slot_kinds)
@@ -147,6 +141,27 @@ class _Reading:
     again: bool = False  # round 2 repeats the direct search (a page of expired hits)
     cued: dict[str, Hit] = field(default_factory=dict)  # the memories cues point at
     concerned: list[str] = field(default_factory=list)  # whom the question is about
+
+    @property
+    def question(self) -> str:
+        return self.understood.text
+
+    @property
+    def vector(self) -> Vector:
+        assert self.understood.vector is not None  # embedded before round 1
+        return self.understood.vector
+
+    @property
+    def relations(self) -> list[str]:
+        return list(self.understood.relations)
+
+    @property
+    def anchored(self) -> bool:  # first person, a relation or a name (memory.entities)
+        return self.understood.anchored
+
+    @property
+    def touches(self) -> bool:  # the request touches a safety topic (server.memory.lookup)
+        return self.understood.touches
 
 
 class ReadPath:
@@ -166,8 +181,9 @@ class ReadPath:
         clock = _Stopwatch(result.timings_ms)
         [vector] = await embed_async(self.embedder, [question])
         result.kind = utterance_kinds.classify(vector, self.embedder.name)
+        result.understood = Question(question, now, vector, result.kind)
         clock.lap("embed")
-        reading, searches = self._first_round(question, vector, now, result)
+        reading, searches = self._first_round(result.understood, result)
         first = await search_async(self.store, person, searches, now)
         result.round_trips += 1
         self._take_first_round(reading, searches, first)
@@ -195,32 +211,30 @@ class ReadPath:
         result.timings_ms["total"] = sum(result.timings_ms.values())
         return result.done()
 
-    def _first_round(
-        self, question: str, vector: Vector, now: float, result: _Draft
-    ) -> tuple[_Reading, list[Search]]:
+    def _first_round(self, understood: Question, result: _Draft) -> tuple[_Reading, list[Search]]:
         """What the question asks of memory, and round 1's searches for it (one batch)."""
-        relations = entities.relations_in(question)
+        question, vector, relations = understood.text, understood.vector, understood.relations
+        assert vector is not None  # embedded first
         s = self.settings
         searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
         if s.lexical_limit:
             searches.append(Search(vector, s.lexical_limit, s.lexical_threshold, text=question))
         # a request naming only something a constraint family covers (「我们去坐摩天轮吧」)
         # is looked up too, and keeps only the constraints of such a family
-        touches = lookup.touches_safety(question)
-        covered = not touches and knowledge.names_covered(question)
+        touches = understood.touches
+        covered = not touches and understood.names_covered
         result.looked = s.safety_lookup_limit > 0 and (touches or covered)
         if result.looked:  # Hearth looks before the model answers: same round trip
             searches.append(Search(vector, SAFETY_SCAN, None, cls=MemoryClass.SAFETY.value))
-        anchored = entities.personally_anchored(question)
         # what the write path said the memories matter for — never for a question about the
         # world (「长城有多长？」): no situation of the household's
         cues = s.cue_limit > 0 and (
-            anchored or result.looked or not lookup.asks_for_information(question)
+            understood.anchored or result.looked or not understood.informational
         )
-        asked = slot_kinds.asked(question) if s.slot_limit else ()
+        asked = understood.slots if s.slot_limit else ()
         if asked:  # 「我是做什么工作的？」: the memories stating it, whatever their words
             searches.append(Search(vector, s.slot_limit, None, slots=asked))
-        at = when.asked(question, now) if s.schedule_limit else ()
+        at = understood.times if s.schedule_limit else ()
         if at:  # 「周四晚上能约朋友吃饭吗？」: what the household already has then
             searches.append(Search(vector, s.schedule_limit, None, when=at))
         if cues:
@@ -230,10 +244,9 @@ class ReadPath:
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
-            searches.append(Search(vector, limit, s.relation_threshold, tuple(relations)))
-        reading = _Reading(
-            question, vector, now, result, relations, anchored, touches, covered, cues, asked, at
-        )
+            searches.append(Search(vector, limit, s.relation_threshold, relations))
+        assert understood.now is not None
+        reading = _Reading(understood, understood.now, result, covered, cues, asked, at)
         return reading, searches
 
     def _take_first_round(
@@ -247,7 +260,7 @@ class ReadPath:
         _collect(found, direct, "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
-            lexical = self._lexical(question, reading.anchored, next(rounds))
+            lexical = self._lexical(reading.understood, next(rounds))
             _collect(found, lexical, "lexical", now)
         if reading.result.looked:
             self._take_lookup(reading, next(rounds))
@@ -258,7 +271,7 @@ class ReadPath:
             _collect(found, about_whom, "slot", now)
             reading.targeted |= {h.memory.key for h in about_whom}
         if reading.at:
-            scope = lookup.scope_of(question)
+            scope = reading.understood.scope
             then = [h for h in next(rounds) if scope.covers(question, h.memory)]
             _collect(found, then, "schedule", now)
             reading.targeted |= {h.memory.key for h in then}
@@ -271,8 +284,11 @@ class ReadPath:
         """The safety lookup's scan: the constraints in scope of the request."""
         question, now, result = reading.question, reading.now, reading.result
         held = {h.memory.key: h for h in hits if not h.memory.expired(now)}
-        chosen = lookup.in_scope(question, [h.memory for h in held.values()],
-                                 self.settings.safety_lookup_limit)  # fmt: skip
+        understood = reading.understood
+        chosen = [] if understood.outsiders else lookup.within(
+            question, understood.scope, understood.topics, [h.memory for h in held.values()],
+            self.settings.safety_lookup_limit,
+        )  # fmt: skip
         if reading.covered:
             chosen = [m for m in chosen if knowledge.covers(m.text, question)]
             result.looked = bool(chosen)  # none covers it: no lookup to speak of
@@ -314,7 +330,7 @@ class ReadPath:
     def _take_second_round(self, reading: _Reading, hits: list[list[Hit]]) -> None:
         question, now, found = reading.question, reading.now, reading.found
         if reading.cued:
-            _collect_cued(found, question, hits.pop(), reading.cued, now)
+            _collect_cued(found, reading.understood, hits.pop(), reading.cued, now)
         if reading.again:
             _collect(found, self._direct(question, reading.anchored, hits.pop()), "direct", now)
         for about in hits:
@@ -335,19 +351,18 @@ class ReadPath:
         # …and on a question for what is so that no constraint could touch (「小橙子周六几点上
         # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
         # model said the peanut allergy and stopped, the class time never said
-        if asks_about_the_household_state(question) and not (
-            reading.touches or reading.covered or asks_caution(question)
-        ):
+        understood = reading.understood
+        if understood.state and not (reading.touches or reading.covered or understood.caution):
             result.unneeded = [
                 r.memory for r in ordered
-                if r.group == "safety" and r.why != "cue" and not _asked_about(question, r.memory)
+                if r.group == "safety" and r.why != "cue" and not _asked_about(understood, r.memory)
             ]  # fmt: skip
         left_out = {m.key for m in (*result.unconcerned, *result.unneeded)}
         return [r for r in ordered if r.memory.key not in left_out]
 
     def _within_prompt(self, reading: _Reading, ordered: list[Recalled]) -> None:
         """The groups the block shows (related lines within budget), and the turn's grounds."""
-        question, now, result = reading.question, reading.now, reading.result
+        now, result = reading.now, reading.result
         result.safety = [r for r in ordered if r.group == "safety"]
         related = [r for r in ordered if r.group == "related"]
         budget = self.settings.related_budget(self.embedded_llm)
@@ -357,9 +372,9 @@ class ReadPath:
         # only a line past the budget holds it, the budget gives way: the block must not say
         # 「这些记忆里没有这个问题的答案」 of an answer memory has
         shown = [r.memory for r in ordered if r.group == "safety" or r in result.related]
-        result.grounds = _grounds(question, reading.anchored, shown, now)
+        result.grounds = _grounds(reading.understood, shown, now)
         if result.beyond and result.grounds is not None and result.grounds.lacking:
-            whole = _grounds(question, reading.anchored, [r.memory for r in ordered], now)
+            whole = _grounds(reading.understood, [r.memory for r in ordered], now)
             if whole is not None and not whole.lacking:
                 result.related, result.beyond, result.grounds = related, [], whole
 
@@ -370,7 +385,7 @@ class ReadPath:
         question, result = reading.question, reading.result
         said = [(r.memory, r.cue) for r in result.safety]
         linked = _linked(ordered, question)
-        result.applies = applies.applying(question, said, linked)
+        result.applies = applies.applying(reading.understood, said, linked)
         # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned
         # nor one naming something the knowledge table knows: it has judged (布洛芬 is not
         # of a penicillin allergy's family)
@@ -378,26 +393,27 @@ class ReadPath:
             not result.applies
             and result.grounds is None
             and _asks_or_plans(result.kind)
-            and not knowledge.names_covered(question)
+            and not reading.understood.names_covered
         ):
             by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
-            result.applies = applies.closest(question, by_meaning, linked)
+            result.applies = applies.closest(reading.understood, by_meaning, linked)
         if result.kind is not None and result.kind.kind is UtteranceKind.STATEMENT:
             # the person telling the constraint is not reminded of it
             result.applies = [m for m in result.applies if not applies.restated(question, m)]
 
     @staticmethod
-    def _lexical(question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
+    def _lexical(understood: Question, hits: list[Hit]) -> list[Hit]:
         """A word match counts when it is more than chance: the question names what the memory
         is about (林芳 in 「我老婆叫林芳」), or it shares one content term with a question
         anchored in the household, two otherwise (「北京到上海多远」 shares only 北京 with
         「住在北京朝阳区」)."""
-        needed = LEXICAL_TERMS_ANCHORED if anchored else LEXICAL_TERMS
+        question, asked = understood.text, understood.terms
+        needed = LEXICAL_TERMS_ANCHORED if understood.anchored else LEXICAL_TERMS
         return [
             h
             for h in hits
             if entities.mentions(question, h.memory.subject, h.memory.entities)
-            or terms.shared(question, h.memory.text) >= needed
+            or len(asked & terms.terms(h.memory.text)) >= needed
         ]
 
     def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
@@ -508,20 +524,21 @@ def _who(memory: Memory) -> list[str]:
     return [word for word in about if word and word not in entities.SELF_WORDS]
 
 
-def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) -> Grounds | None:
+def _grounds(understood: Question, recalled: list[Memory], now: float) -> Grounds | None:
     """For a question asking a fact about the household (「我儿子叫什么」「豆豆几岁」): the
     recalled memories about whoever it is about (``lookup.Scope``: 「我姐姐住在哪」 is not
     answered from a memory about the mother) as the block shows them (with their dates and who
     said them), and the speakers' names the block carries."""
-    if not asks_for_a_fact(question):
+    if not understood.fact:
         return None
+    question, anchored = understood.text, understood.anchored
     naming = [m for m in recalled if entities.mentions(question, m.subject, m.entities)]
     named = bool(naming)
     if anchored and not named:  # 「我想知道长城有多少年历史」 asks about the world
-        anchored = entities.personally_anchored(without_asking(question))
+        anchored = understood.anchored_beyond_asking
     if not anchored and not named and not names_a_held_topic(question, [m.text for m in recalled]):
         return None
-    scope = lookup.scope_of(question)
+    scope = understood.scope
     # the names of whoever the question names by relation (「女儿叫小橙子」: 「小橙子特别喜欢恐龙」
     # is about 「我女儿」 too)
     relations = set(scope.relations)
@@ -538,10 +555,10 @@ def _grounds(question: str, anchored: bool, recalled: list[Memory], now: float) 
     texts = [describe(m, now) for m in about]
     texts += sorted({m.speaker for m in recalled if m.speaker and m.speaker != "me"})
     # who it is about is no thing it asks for: their names, relation words and subjects
-    names = {*entities.relations_in(question), *entities.SELF_WORDS, "我家", "我们家", "咱家"}
+    names = {*understood.relations, *entities.SELF_WORDS, "我家", "我们家", "咱家"}
     names |= {w for m in recalled for w in (m.subject, *m.entities) if w}
     judged = about
-    if named and scope.everyone and not entities.personally_anchored(question):
+    if named and scope.everyone and not understood.anchored:
         # 「豆豆上次打疫苗是什么时候？」 names 豆豆 and no one by relation: whether memory holds
         # the answer is judged on what is about 豆豆 (and whoever a line naming him is about:
         # 林芳 → 老婆), not on 小橙子's vaccine
@@ -621,13 +638,13 @@ def _cued(hits: list[Hit], found: dict[str, Recalled], limit: int) -> dict[str, 
 
 
 def _collect_cued(
-    found: dict[str, Recalled], question: str, memories: list[Hit], cued: dict[str, Hit],
+    found: dict[str, Recalled], understood: Question, memories: list[Hit], cued: dict[str, Hit],
     now: float,
 ) -> None:  # fmt: skip
     """The memories cues pointed at, scored by their cue. A cue made for an older text of its
     memory is ignored (the memory waits for new cues); a constraint about someone the request
     does not concern stays out (``lookup.Scope``: 「给我妈买啤酒」 never brings 爸爸's gout)."""
-    scope = lookup.scope_of(question)
+    question, scope = understood.text, understood.scope
     for hit in memories:
         memory, cue = hit.memory, cued.get(hit.memory.key)
         if cue is None or memory.text != cue.memory.text or memory.expired(now):
@@ -637,13 +654,13 @@ def _collect_cued(
         found[memory.key] = Recalled(memory, cue.score, "cue", _group(memory), cue.cue)
 
 
-def _asked_about(question: str, memory: Memory) -> bool:
+def _asked_about(understood: Question, memory: Memory) -> bool:
     """Does ``question`` ask about what ``memory`` says, not only about whom it is about — a
     content word in common once names, relation words and 我 are left out of both (「年糕只能
     吃什么猫粮？」 and 「猫肾不好，只能吃处方猫粮」: 只能, 猫粮; not 「小橙子周六几点上钢琴课？」
     and 「小橙子对花生过敏」)?"""
-    people = {*_who(memory), *entities.relations_in(question), *entities.SELF_WORDS}
-    asked, said = question, memory.text
+    people = {*_who(memory), *understood.relations, *entities.SELF_WORDS}
+    asked, said = understood.text, memory.text
     for word in sorted(people, key=len, reverse=True):
         asked, said = asked.replace(word, "|"), said.replace(word, "|")
     return terms.shared_topic(asked, said) > 0

@@ -11,6 +11,7 @@ from memory import terms
 from memory.schema import Decay, Memory, MemoryClass, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
+from server.memory.question import Question
 from server.memory.readpath import EXPIRY_SLACK, ReadPath, _grounds
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
 from tests.memory.conftest import LI, ZHANG
@@ -305,7 +306,7 @@ def test_a_question_naming_someone_is_judged_on_what_is_about_them(
         _about("老婆在市一医院当护士，经常上夜班", "老婆"),
         _about("老婆的瑜伽课从周一改到了每周二和周五晚上", "老婆"),
     ]
-    grounds = _grounds(question, False, recalled, 0.0)
+    grounds = _grounds(Question(question), recalled, 0.0)  # neither says 我 nor a relation
     assert grounds is not None and grounds.lacking is lacking
 
 
@@ -347,7 +348,7 @@ def test_a_question_about_a_held_plan_is_a_household_question(
         _about("我们打算今年国庆带全家去云南", "我"),
         _about("我在未来科技城的新能源汽车公司上班，开车过去要四十分钟", "我"),
     ]
-    grounds = _grounds(question, False, recalled, 0.0)
+    grounds = _grounds(Question(question), recalled, 0.0)  # neither says 我 nor a relation
     assert (grounds.lacking if grounds else None) is lacking
 
 

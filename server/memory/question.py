@@ -1,0 +1,112 @@
+"""A question understood once (``Question``): what one utterance asks of memory — its relation
+words, whether it is anchored in the household, whose constraints it can touch, the kinds of fact
+and the times it asks for, whether it touches a safety topic, what kind of question it is — read
+from its text once per turn, when first needed, and taken by the read path, the safety lookup,
+the constraints said first and the reply checks instead of each reading the text again.
+
+Each reading is the function that owns it (``memory.entities``, ``memory.slot_kinds``,
+``memory.when``, ``server.memory.lookup``, ``server.memory.knowledge``,
+``server.understanding.grounding``); this value only keeps the answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+from memory import entities, slot_kinds, terms, when
+from memory.utterance_kinds import KindReading
+from providers.embedder import Vector
+from server.memory import knowledge, lookup
+from server.understanding.grounding import (
+    asks_about_the_household_state,
+    asks_caution,
+    asks_for_a_fact,
+    without_asking,
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Question:
+    """``text`` as said; ``now`` for the times it names (``memory.when``); ``vector`` and
+    ``kind`` once the read path has embedded it (``memory.utterance_kinds``)."""
+
+    text: str
+    now: float | None = None
+    vector: Vector | None = None
+    kind: KindReading | None = None
+
+    @cached_property
+    def relations(self) -> tuple[str, ...]:
+        """The relation words it is about, family words expanded (``entities.relations_in``)."""
+        return tuple(entities.relations_in(self.text))
+
+    @cached_property
+    def anchored(self) -> bool:
+        """About the household itself: 我, a relation (``entities.personally_anchored``)."""
+        return entities.personally_anchored(self.text)
+
+    @cached_property
+    def anchored_beyond_asking(self) -> bool:
+        """Anchored once the words that only ask are left out (「我想知道…」)."""
+        return entities.personally_anchored(without_asking(self.text))
+
+    @cached_property
+    def scope(self) -> lookup.Scope:
+        """Whose constraints it can touch, from its own words (``lookup.scope_of``)."""
+        return lookup.scope_of(self.text)
+
+    @cached_property
+    def outsiders(self) -> bool:
+        """Only for people outside the household (``lookup.for_outsiders``)."""
+        return lookup.for_outsiders(self.text)
+
+    @cached_property
+    def topics(self) -> frozenset[str]:
+        """The safety topics it is about (``lookup.topics_of``)."""
+        return lookup.topics_of(self.text)
+
+    @cached_property
+    def touches(self) -> bool:
+        """It touches a safety topic (``lookup.touches_safety``)."""
+        return lookup.touches_safety(self.text)
+
+    @cached_property
+    def names_covered(self) -> bool:
+        """It names something a constraint family covers (``knowledge.names_covered``)."""
+        return knowledge.names_covered(self.text)
+
+    @cached_property
+    def informational(self) -> bool:
+        """A question about the world (``lookup.asks_for_information``)."""
+        return lookup.asks_for_information(self.text)
+
+    @cached_property
+    def slots(self) -> tuple[str, ...]:
+        """The kinds of fact it asks for (``memory.slot_kinds``)."""
+        return slot_kinds.asked(self.text)
+
+    @cached_property
+    def times(self) -> tuple[str, ...]:
+        """The times a plan in it names (``memory.when``)."""
+        return when.asked(self.text, self.now)
+
+    @cached_property
+    def fact(self) -> bool:
+        """It asks for a recorded fact (``grounding.asks_for_a_fact``)."""
+        return asks_for_a_fact(self.text)
+
+    @cached_property
+    def state(self) -> bool:
+        """It asks what is so (``grounding.asks_about_the_household_state``)."""
+        return asks_about_the_household_state(self.text)
+
+    @cached_property
+    def caution(self) -> bool:
+        """It asks what to watch out for (``grounding.asks_caution``)."""
+        return asks_caution(self.text)
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        """Its content terms (``memory.terms``), against which a memory's are counted."""
+        return frozenset(terms.terms(self.text))
