@@ -30,6 +30,7 @@ from bench.approvals import approve_pair
 from bench.device_client import DeviceClient
 from bench.e2e.hearth import HearthUnderTest, running_hearth
 from bench.e2e.instant_llm import instant_llm
+from bench.results import Figure
 from config import keys
 from config.run_files import redis_url_file
 from providers.processes import free_port
@@ -174,7 +175,7 @@ async def malformed(rig: Rig, devices: int, seen: dict[str, int]) -> None:
     await asyncio.gather(*(one() for _ in range(devices)))
 
 
-async def main(turns: int) -> None:
+async def main(turns: int) -> list[Figure]:
     http_port, console_port = free_port(), free_port()
     overrides = [f"server.http_port={http_port}", f"console.port={console_port}"]
     with tempfile.TemporaryDirectory(prefix="hearth-abuse-") as tmp:
@@ -208,6 +209,18 @@ async def main(turns: int) -> None:
             rss_after = _rss_mb(hearth.proc.pid)
             archived = await _archived(rig, sessions)
     _report(quiet, during, rss_before, rss_after, seen, len(sessions), archived)
+    return figures(quiet, during)
+
+
+def figures(quiet: list[float], during: list[float]) -> list[Figure]:
+    """The results table's row (bench.results): the good device's first audio, quiet and under
+    the attacks."""
+    return [
+        Figure(
+            "a good device's first audio, p50, quiet / under five attacks",
+            f"{statistics.median(quiet):.1f} ms / {statistics.median(during):.1f} ms",
+        )
+    ]
 
 
 async def _archived(rig: Rig, sessions: list[str]) -> int:

@@ -463,12 +463,14 @@ def bench_contention(
     turns: Annotated[int, typer.Option(help="typed turns per phase (quiet, during the job)")] = 5,
     name: Annotated[str, typer.Option(help="run name: the folder under --out")] = "contention",
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    record: Record = False,
 ) -> None:
     """A device turn while a write job runs vs quiet, write model paused during turns or not."""
+    from bench.contention import figures
     from bench.contention import main as bench_main
 
     settings_or_exit()
-    run_async(lambda: bench_main(turns, out, name))
+    _keep("contention", figures(run_async(lambda: bench_main(turns, out, name))), record)
 
 
 @bench_app.command("engine")
@@ -548,9 +550,10 @@ def with_memory_settings(settings: HearthSettings, pairs: list[str]) -> HearthSe
 @bench_app.command("abuse")
 def bench_abuse(
     turns: Annotated[int, typer.Option(help="turns of the well-behaved device per run")] = 30,
+    record: Record = False,
 ) -> None:
     """A well-behaved device's first audio while five bounded attacks run (hearth up, loopback)."""
     from bench.abuse import main as bench_main
 
     settings_or_exit()
-    run_async(lambda: bench_main(turns))
+    _keep("abuse", run_async(lambda: bench_main(turns)), record)

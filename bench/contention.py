@@ -35,6 +35,7 @@ from rich.table import Table
 
 from bench.device_client import DeviceClient
 from bench.e2e.hearth import running_hearth
+from bench.results import Figure
 from config.run_files import redis_url_file
 from server.cli.common import console
 from workers.codec import load
@@ -132,3 +133,20 @@ async def main(turns: int, out: Path, name: str) -> dict[str, Any]:
     )
     console.print(f"written: {folder / 'summary.json'}")
     return summary
+
+
+def figures(summary: dict[str, Any]) -> list[Figure]:
+    """The results table's row (bench.results): a turn during a write job against a quiet one,
+    the write model paused during turns and not."""
+    paused = next((p for p in summary["phases"] if p["pause"]), None)
+    running = next((p for p in summary["phases"] if not p["pause"]), None)
+    if paused is None or running is None or paused["ratio"] is None:
+        return []
+    without = "-" if running["ratio"] is None else f"{running['ratio']:.2f}×"
+    return [
+        Figure(
+            "a turn's first audio during a write job vs quiet, p50",
+            f"{paused['ratio']:.2f}× ({paused['during_p50']:.2f} s vs {paused['quiet_p50']:.2f} s)"
+            f" with the write model paused; {without} without",
+        )
+    ]

@@ -113,7 +113,7 @@ def test_only_a_run_with_record_writes_the_table(
 def test_the_figures_benches_write_are_the_rows_the_table_has() -> None:
     """A recorded run replaces the documented rows, not adds beside them: the figures the
     benches compute are worded as the table's."""
-    from bench import api, device, readpath
+    from bench import abuse, api, contention, device, readpath
 
     documented = {(r["bench"], r["figure"]) for r in _rows(results.RESULTS)}
     ours = {"total": [4.0] * 99 + [9.0]}
@@ -135,6 +135,13 @@ def test_the_figures_benches_write_are_the_rows_the_table_has() -> None:
     [store] = api.figures(timings, clients=16)
     assert ("api", store.figure) in documented
     assert store.value.startswith("13.3 ms / 11.6 ms; 101 writes / 98 searches")
+    [attacked] = abuse.figures([60.0, 61.7, 70.0], [70.0, 74.9, 80.0])
+    assert ("abuse", attacked.figure) in documented and attacked.value == "61.7 ms / 74.9 ms"
+    phases = [{"pause": True, "ratio": 0.79, "during_p50": 0.66, "quiet_p50": 0.84},
+              {"pause": False, "ratio": 3.28, "during_p50": 2.6, "quiet_p50": 0.8}]  # fmt: skip
+    [write] = contention.figures({"phases": phases})
+    assert ("contention", write.figure) in documented
+    assert write.value == "0.79× (0.66 s vs 0.84 s) with the write model paused; 3.28× without"
 
 
 def test_every_row_of_the_table_says_what_how_where_and_when() -> None:
