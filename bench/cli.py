@@ -90,6 +90,27 @@ def bench_embedder(
     _keep("embedder", bench_main(sentences, rounds, threads), record)
 
 
+@bench_app.command("embedders")
+def bench_embedders(
+    candidate: Annotated[
+        list[str], typer.Option("--candidate", help="one candidate (default: all installed)")
+    ] = [],  # noqa: B006
+    per_conversation: Annotated[
+        int, typer.Option(help="LoCoMo questions sampled per conversation (0 = skip LoCoMo)")
+    ] = 30,
+    seed: Annotated[int, typer.Option()] = 44,
+    out: Annotated[Path | None, typer.Option(help="write the results as JSON here")] = None,
+) -> None:
+    """Embedders whose weights ship in a package, on the external households and a LoCoMo
+    sample: recall@5/@3, MRR, evidence recall@5, ms per sentence on one thread, RSS, and USE's
+    top 20 re-ordered by a second stage."""
+    from bench.embedders import CANDIDATES, HOUSEHOLDS, LOCOMO
+    from bench.embedders import main as bench_main
+
+    names = candidate or [c.name for c in CANDIDATES]
+    bench_main(names, HOUSEHOLDS, LOCOMO, per_conversation, seed, out, console)
+
+
 @bench_app.command("api")
 def bench_api(
     clients: Annotated[int, typer.Option(help="concurrent clients")] = 16,
