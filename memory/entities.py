@@ -55,6 +55,7 @@ _NAME_PATTERNS = (
     re.compile(_NAME + r"是我的?(?:" + "|".join(RELATIONS) + ")"),
 )
 _PRONOUNS = ("我", "你", "您", "他", "她", "它", "咱", "俺")
+_ASKING = ("啥", "什么", "谁", "哪", "几", "多少")
 _NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她们", "自己", "这个", "那个"})
 
 
@@ -106,6 +107,8 @@ def names_in(text: str) -> list[str]:
         for match in pattern.finditer(text):
             name = trim_name(match.group(1))
             if name.startswith(_PRONOUNS):  # 「叫我起床」: a request, not a name
+                continue
+            if name.startswith(_ASKING):  # 「小名叫啥来着」: a question, not a name
                 continue
             if name and name not in _NOT_NAMES and name not in RELATIONS and name not in names:
                 names.append(name)

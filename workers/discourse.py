@@ -144,34 +144,71 @@ def _resolved(pronoun: str, salient: Sequence[Member]) -> Member | None:
 def read(
     utterances: Sequence[str], names: Iterable[str] = (), remembered: Iterable[str] = ()
 ) -> list[Context]:
-    """Each utterance's context, in order. ``names``: the household's names; ``background``:
-    ``remembered``: texts already remembered (what they introduce is known before the
-    session starts)."""
+    """Each utterance's context, in order. ``names``: the household's names; ``remembered``:
+    texts already remembered (what they introduce is known before the session starts, and a
+    pronoun nothing in the session fits goes to the member of the memory the talk is about)."""
     names = [n for n in names if len(n) >= 2]
+    remembered = list(remembered)
     known = learn(remembered)
     background = list({m.who: m for m in known.values()}.values())  # one per member
     salient: list[Member] = []  # latest first
     topic: Member | None = None
     contexts: list[Context] = []
-    for text in utterances:
+    for i, text in enumerate(utterances):
         spots = members_in(text, names, known)
-        subject = entities.subject_of(text, [*names, *known])
-        pronoun = _PRONOUN.search(text)
-        leads = pronoun is not None and pronoun.start() <= 1
-        if pronoun is not None and leads and not _names_first(spots, pronoun.start()):
-            nearby = [*(m for _, m in reversed(spots)), *salient]
-            topic = _resolved(pronoun.group(1), nearby) or _only(pronoun.group(1), background)
-        elif subject is not None and entities.canonical(subject) == "我":
-            topic = None
-        elif spots and subject is not None:
-            topic = _member_for(subject, spots) or spots[0][1]
-        # else: no subject of its own — the topic continues
+        for match in _PRONOUN.finditer(text):
+            if _resolved(match.group(1), [*(m for _, m in spots), *salient]) is None:
+                recent = " ".join(utterances[max(i - 1, 0) : i + 1])
+                found = _only(match.group(1), background) or _by_memory(
+                    match.group(1), recent, remembered, known
+                )
+                if found is not None:
+                    salient = [found, *(m for m in salient if m.who != found.who)]
+        topic = _topic(text, spots, salient, topic, [*names, *known])
         for _, member in spots:
             salient = [member, *(m for m in salient if m.who != member.who)]
         if topic is not None and all(m.who != topic.who for _, m in spots):
             salient = [topic, *(m for m in salient if m.who != topic.who)]
         contexts.append(Context(topic, tuple(salient)))
     return contexts
+
+
+def _topic(
+    text: str, spots: Sequence[tuple[int, Member]], salient: Sequence[Member],
+    topic: Member | None, names: Sequence[str],
+) -> Member | None:  # fmt: skip
+    """The utterance's topic: a leading pronoun's member, none for the first person, the member
+    it names as its subject, else the previous topic (continued)."""
+    pronoun = _PRONOUN.search(text)
+    subject = entities.subject_of(text, names)
+    if pronoun is not None and pronoun.start() <= 1 and not _names_first(spots, pronoun.start()):
+        return _resolved(pronoun.group(1), [*(m for _, m in reversed(spots)), *salient])
+    if subject is not None and entities.canonical(subject) == "我":
+        return None
+    if spots and subject is not None:
+        return _member_for(subject, spots) or spots[0][1]
+    return topic
+
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
+
+
+def _by_memory(
+    pronoun: str, recent: str, remembered: Sequence[str], known: dict[str, Member]
+) -> Member | None:
+    """The member of the remembered text the recent talk shares most wording with (two
+    character pairs at least: 「美多芭的事…别给他吃肉蛋奶」 → the memory 「我外公一天吃三回美多芭」
+    → 外公), when that text names one that fits the pronoun."""
+    pairs = {run[j : j + 2] for run in _CJK_RUN.findall(recent) for j in range(len(run) - 1)}
+    pairs = {p for p in pairs if not set(p) & set("他她它我你的了是")}
+    best, best_score = None, 1
+    for text in remembered:
+        score = sum(p in text for p in pairs)
+        if score > best_score:
+            best, best_score = text, score
+    if best is None:
+        return None
+    return _resolved(pronoun, [m for _, m in members_in(best, (), dict(known))])
 
 
 def _only(pronoun: str, members: Sequence[Member]) -> Member | None:
@@ -201,7 +238,11 @@ def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> st
         if member is None:
             log.info("discourse.unresolved", fact=fact, pronoun=match.group(1))
             continue
-        text = text[: match.start()] + member.said + text[match.end() :]
-    if text == fact and context.topic is not None and entities.subject_of(fact, names) is None:
-        return f"{context.topic.said}，{fact}"
-    return text
+        owns = _relation_at(text, match.end()) is not None or kinship.longest_at(text, match.end())
+        said = member.said + ("的" if owns else "")  # 「他爸」 → 「我儿子的爸」
+        text = text[: match.start()] + said + text[match.end() :]
+    if text != fact or context.topic is None or entities.subject_of(fact, names) is not None:
+        return text
+    if any(m.who in fact or m.said in fact for m in context.salient):
+        return text  # 「接送是志刚的事」 names its member already
+    return f"{context.topic.said}，{fact}"

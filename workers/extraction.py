@@ -72,7 +72,7 @@ _FRAGMENTS = re.compile(
     r"说话人|用户|助手|记忆|JSON|json|facts|subject|cls|示例|例子|规则|陈述句|关系词|\.\.\.|……|"
     r"<[^>]*>|\{|\}|xxx|XXX|某某"
 )
-_QUESTION = re.compile(r"[？?]\s*$|吗[。.]?$")
+_QUESTION = re.compile(r"[？?]\s*$|(?:吗|来着)[。.]?$")
 _CLAUSES = re.compile(r"[，,。.！!；;]+")
 BARE = 5  # a fact this short (characters) from a longer utterance has lost its meaning
 
@@ -163,6 +163,9 @@ _ASSISTANT_VOICE = re.compile(
 
 def rejected(fact: str) -> str | None:
     """Why a fact may not be stored (None: it may)."""
+    fact = sources.TAG_QUESTION.sub("", fact)
+    if _POINTER.match(_REMEMBER_ASK.sub("", fact).strip("，,。 ")):
+        return "a request to remember, with no fact in it"
     if _FRAGMENTS.search(fact):
         return "prompt fragment or placeholder"
     if _ASSISTANT_VOICE.search(fact.strip()):
@@ -266,6 +269,18 @@ class _Talk:
         """The fact with its subject named (``discourse.resolve``)."""
         return discourse.resolve(fact, self.context_of(source), self.household.names)
 
+    def reason_for_a_change(self, fact: str, source: str | None) -> bool:
+        """「景区说那几天封山修路」 beside 「云台山那趟去不成了」: why a plan was called off, about
+        no one in the household (after its subject was named) — the change itself is what is
+        remembered."""
+        if source is None or source not in self.people or sources.personal(fact):
+            return False
+        if sources.revises(source) or CONSTRAINT.search(fact):
+            return False  # a correction, or a constraint of someone not yet named
+        at = self.people.index(source)
+        nearby = self.people[max(at - 1, 0) : at + 2]
+        return any(sources.CANCELLED.search(s) for s in nearby if s != source)
+
     def invented_subject(self, fact: str) -> str | None:
         """The utterance the fact's content comes from, when the fact makes someone its subject
         whom that utterance never spoke of (「我自己是一点葱都不吃的」 → 「我老公是点葱都不吃的」)."""
@@ -276,10 +291,16 @@ class _Talk:
         if source is None:
             return None
         context = self.context_of(source)
-        spoken_of = {m.who for _, m in discourse.members_in(source, self.household.names, {})}
+        at = self.people.index(source)
+        nearby = self.people[max(at - 1, 0) : at + 2]  # 「…不是毛毛」「是我老公志刚…」
+        spoken_of = {
+            m.who
+            for said in nearby
+            for _, m in discourse.members_in(said, self.household.names, {})
+        }
         if context is not None and context.topic is not None:
             spoken_of.add(context.topic.who)
-        invented = entities.canonical(who) not in spoken_of and who not in source
+        invented = entities.canonical(who) not in spoken_of and all(who not in s for s in nearby)
         return source if invented else None
 
 
@@ -354,6 +375,11 @@ def _consider(
         log.info("extract.subject_not_said", fact=raw, source=said_by)
         raw, source = sources.strip_wake_words(said_by).strip("，。！!,. "), said_by
     fact = dates.annotate(talk.named(tidy(keep_meaning(raw, source)), source), day)
+    if talk.reason_for_a_change(fact, source):
+        reason = "the reason given for a change, about no one in the household"
+        out.rejected.append({"fact": raw, "reason": reason})
+        log.info("extract.rejected", fact=raw, reason=reason)
+        return
     if fact not in out.facts:
         out.facts.append(fact)
 
@@ -377,15 +403,18 @@ _NOT_BUT = re.compile(
 _TRAILING_NOT = re.compile(r"[，,]\s*不是[^，,。]*")
 # 「…，你记住啊」「帮我记一下，…」: asking the assistant to remember is not part of the fact
 _REMEMBER_ASK = re.compile(
-    r"[，,]?\s*(?:你|我)?(?:要|可)?(?:记住|记好|记下|记得)(?:了|啊|哦|喔|呀|哈)?[！!。]*$|^(?:帮我|你)?记(?:一下|住|下)[，,：:\s]*"
+    r"[，,]?\s*(?:你|我)?(?:要|可)?(?:千万|一定)?(?:记住|记好|记下|记得|记着点?|别忘了|不要忘了|别忘记)"
+    r"(?:了|啊|哦|喔|呀|哈)?[！!。]*$|^(?:帮我|你)?记(?:一下|住|下)[，,：:\s]*"
 )
+# what is left of 「美多芭的事，你千万别忘了」 once the ask is cut: a pointer, not a fact
+_POINTER = re.compile(r"^[^，,。]{1,8}的事(?:儿|情)?$")
 _LEADING_NOT = re.compile(r"^不是[^，,。]*[，,]\s*(?=\S)")
 
 
 def tidy(fact: str) -> str:
     """A correction keeps only the corrected value: 「我之前说错了，小橙子不是对芒果过敏，是对猕猴桃
     过敏」 → 「小橙子对猕猴桃过敏」; 「年糕其实是四岁，不是三岁」 → 「年糕其实是四岁」."""
-    text = _REMEMBER_ASK.sub("", fact).strip()
+    text = _REMEMBER_ASK.sub("", sources.TAG_QUESTION.sub("", fact)).strip()
     opened = _CORRECTION_OPENER.sub("", text)
     if opened != text:
         text = re.sub(

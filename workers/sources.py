@@ -35,6 +35,10 @@ _DEVICE_ACT = re.compile(
 _REMEMBER = re.compile(r"记住|记一下|记下|别忘了|你要记得|帮我记")
 _PERSONAL = re.compile(r"我|咱|俺|他|她|它|家|" + "|".join(re.escape(w) for w in RELATIONS))
 _CJK = re.compile(r"[\u4e00-\u9fff]")
+# a tag question closing a statement (「俺娘七十三了，…，晓得不」) does not make it a question
+TAG_QUESTION = re.compile(
+    r"[，,]\s*(?:你)?(?:晓得不|晓得伐|知道不|知道吧|知道吗|懂不|对吧|是吧|是不是|你说是不是)[？?。！!]*$"
+)
 _PARTS = re.compile(r"[，,。.！!？?；;、\s]+")
 
 
@@ -47,7 +51,7 @@ def memorable(text: str) -> bool:
     not: wake words, greetings and thanks, questions, device commands, weather small talk;
     every other statement goes to the model (a name it has never heard, 「小橙子每周六上钢琴课」,
     must not be lost to this filter). Utterances in other scripts are left to the model."""
-    said = strip_wake_words(text)
+    said = TAG_QUESTION.sub("", strip_wake_words(text))
     parts = [p for p in _PARTS.split(said) if p]
     if not parts or all(_SMALL_TALK.match(p) for p in parts):
         return False
@@ -85,9 +89,17 @@ CANCELLED = re.compile(
 _REVISES = re.compile(CANCELLED.pattern + r"|不对|不是|说错|搞错|弄错|记错|改到|改成", re.I)
 
 
+_PERSONAL_EN = re.compile(
+    r"\b(?:I|I'm|I've|I'd|my|me|mine|we|our|us|he|she|his|her|it|mom|dad|wife|husband|son|"
+    r"daughter|kids?|grandma|grandpa|baby|dog|cat)\b",
+    re.I,
+)
+
+
 def personal(text: str) -> bool:
-    """Does the statement speak about the household (我, 家, a relation, 他/她/它)?"""
-    return _PERSONAL.search(text) is not None
+    """Does the statement speak about the household (我, 家, a relation, 他/她/它; in English
+    the same words)?"""
+    return _PERSONAL.search(text) is not None or _PERSONAL_EN.search(text) is not None
 
 
 def revises(text: str) -> bool:

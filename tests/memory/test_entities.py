@@ -53,3 +53,8 @@ def test_mentions_needs_the_literal_subject_or_name() -> None:
 def test_entities_cover_subject_names_and_known_names() -> None:
     assert entities_for("女儿叫小橙子，今年五岁", "女儿") == ("女儿", "小橙子")
     assert entities_for("带小橙子去打疫苗", None, ["小橙子"]) == ("小橙子",)
+
+
+def test_a_question_word_is_not_a_name() -> None:
+    assert names_in("你还记得我儿子小名叫啥吗") == []
+    assert names_in("我儿子小名叫豆豆") == ["豆豆"]

@@ -59,3 +59,16 @@ def test_a_three_character_name_is_known_by_its_given_name() -> None:
 def test_other_words_with_the_pronoun_character_are_not_pronouns() -> None:
     contexts = discourse.read(["我女儿学吉他", "其他的都还好"])
     assert discourse.resolve("其他的都还好", contexts[1]) == "我女儿，其他的都还好"
+
+
+def test_a_pronoun_nothing_in_the_session_fits_goes_to_the_memory_talked_about() -> None:
+    remembered = ["我爷爷每天早上吃一片华法林", "我女儿叫安安"]
+    contexts = discourse.read(["华法林那个药的事", "别给他吃柚子"], remembered=remembered)
+    assert discourse.resolve("别给他吃柚子", contexts[1]) == "别给我爷爷吃柚子"
+
+
+def test_a_fact_naming_a_member_gets_no_topic_in_front() -> None:
+    contexts = discourse.read(["我儿子叫豆豆，在学游泳", "每周六上午上课"], names=("豆豆",))
+    assert discourse.resolve("接送是豆豆姥姥的事", contexts[1]) == "接送是豆豆姥姥的事"
+    assert discourse.resolve("每周六上午上课", contexts[1]) == "我儿子，每周六上午上课"
+    assert discourse.resolve("他爸负责接送", contexts[1]) == "我儿子的爸负责接送"

@@ -147,7 +147,9 @@ async def test_the_subject_is_named_across_turns() -> None:
 async def test_a_subject_the_person_never_spoke_of_falls_back_to_their_words() -> None:
     llm = Replies(["我老公不吃香菜"])
     found = await extraction.extract(
-        llm, said(("u", "我老公叫李伟"), ("u", "我自己是一点香菜都不吃的")), DAY
+        llm,
+        said(("u", "我老公叫李伟"), ("u", "我们家住在城东"), ("u", "我自己是一点香菜都不吃的")),
+        DAY,
     )
     assert "我自己是一点香菜都不吃的" in found.facts and "我老公不吃香菜" not in found.facts
 
@@ -179,3 +181,26 @@ async def test_a_fact_in_the_assistants_voice_is_not_stored() -> None:
     )
     assert found.facts == ["我儿子叫小宇"]
     assert any("assistant" in r["reason"] for r in found.rejected)
+
+
+def test_asks_and_tag_questions_are_not_facts_nor_make_facts_questions() -> None:
+    assert rejected("降压药的事，你千万别忘了") == "a request to remember, with no fact in it"
+    assert rejected("她的钢琴课是礼拜几来着") == "a question"
+    assert rejected("俺爹今年八十了，耳朵背，晓得不") is None
+    assert tidy("俺爹今年八十了，耳朵背，晓得不") == "俺爹今年八十了，耳朵背"
+
+
+async def test_an_english_statement_the_model_left_out_is_kept() -> None:
+    found = await extraction.extract(
+        Replies([]), said(("u", "My wife Anna is a night-shift nurse at St Mary's")), DAY
+    )
+    assert found.facts == ["My wife Anna is a night-shift nurse at St Mary's"]
+
+
+async def test_the_reason_for_a_cancellation_is_not_a_memory() -> None:
+    llm = Replies(["我们下周去莫干山的露营取消了", "营地说那几天要检修"])
+    found = await extraction.extract(
+        llm, said(("u", "下周去莫干山露营那个取消了"), ("u", "营地说那几天要检修")), DAY
+    )
+    assert "营地说那几天要检修" not in found.facts
+    assert any(r["reason"].startswith("the reason given") for r in found.rejected)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from memory.schema import Decay, MemoryClass
 from workers.tag_rules import settle
 from workers.tagging import Tags
@@ -36,3 +38,16 @@ def test_a_weekly_class_never_expires_and_a_dated_event_does() -> None:
     assert vaccine.cls is MemoryClass.EVENT and vaccine.decay is Decay.TIME
     assert vaccine.expires_at is not None
     assert dt.datetime.fromtimestamp(vaccine.expires_at).date() == dt.date(2026, 12, 2)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我外公一天吃三回美多芭",
+        "我妈前年查出来肾结石",
+        "医生说我老婆浓茶菠菜少吃",
+        "我爸确诊了帕金森",
+    ],
+)
+def test_regimens_diagnoses_and_doctors_orders_are_safety(text: str) -> None:
+    assert settle(text, None, dt.date(2026, 12, 3), ()).cls is MemoryClass.SAFETY
