@@ -465,11 +465,25 @@ class WritePath:
         return True
 
     async def _delete(self, job: _Job, op: PlannedOp) -> None:
+        """A plan called off ends (it expires now, what ended it kept in its history: 「云台山
+        那趟去不成了」); any other memory taken back is deleted."""
         old = job.stored.get(op.id)
-        if old is not None and await self._allowed(job, old, op):
-            await store_call(self.store, self.store.delete, job.session.person, [old.key])
-            job.outcome.deleted.append(op.id)
-            log.info("write.deleted", person=job.session.person, text=old.text, because=op.text)
+        if old is None or not await self._allowed(job, old, op):
+            return
+        person = job.session.person
+        if old.cls is MemoryClass.EVENT and not old.expired(job.now):
+            history = [*old.history, (f"{old.text}（{op.text}）", job.now)]
+            payload = {
+                schema.EXPIRES_AT: job.now,
+                schema.DECAY: Decay.TIME.value,
+                schema.HISTORY: [{"text": t, "replaced_at": at} for t, at in history],
+            }
+            await store_call(self.store, self.store.set_payload, person, [old.key], payload)
+            log.info("write.ended", person=person, text=old.text, because=op.text)
+        else:
+            await store_call(self.store, self.store.delete, person, [old.key])
+            log.info("write.deleted", person=person, text=old.text, because=op.text)
+        job.outcome.deleted.append(op.id)
 
     async def _allowed(self, job: _Job, old: Memory, op: PlannedOp) -> bool:
         """Source priority: a write may not overturn a memory from a higher-priority source."""

@@ -421,3 +421,22 @@ async def test_a_two_hour_session_and_200_pending_tags_fit_the_model(rig: WriteR
     assert len(stored) == 200 + len(outcome["added"])
     assert not any(m.tags_pending for m in stored)  # the 200 and the new ones, all tagged
     assert await rig.redis.scard(keys.retag("zhang")) == 0
+
+
+async def test_a_plan_called_off_ends_with_its_history_kept(rig: WriteRig) -> None:
+    """A cancellation ends the plan it names: recalled no more, its text and what ended it kept
+    in its history (a deletion would lose both)."""
+    rig.script.facts = {"黄山": ["我下周六去黄山"], "去不成": ["黄山那趟去不成了"]}
+    await rig.enqueue(session("s-plan", "我下周六去黄山"))
+    await rig.run_worker()
+    [plan] = rig.memory.store.scroll(ZHANG).memories
+    assert plan.cls is MemoryClass.EVENT
+    await rig.enqueue(session("s-off", "黄山那趟去不成了", at=DAY_TS + 3600))
+    await rig.run_worker()
+    assert rig.script.problems == []
+    [ended] = rig.memory.store.scroll(ZHANG).memories
+    assert ended.id == plan.id and ended.expires_at is not None
+    assert ended.expires_at <= time.time()  # ended when the job ran
+    assert "黄山那趟去不成了" in ended.history[-1][0]
+    recall = await rig.memory.read_path.recall(ZHANG, "我下周六有什么安排")
+    assert all("黄山" not in r.memory.text for r in recall.related + recall.safety)
