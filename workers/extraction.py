@@ -319,6 +319,8 @@ def uncovered(people: Sequence[str], facts: Sequence[str], talk: _Talk | None = 
         text = _OPENERS.sub("", sources.strip_wake_words(utterance)).strip("，。！!,. ")
         if len(text) < 4 or not sources.memorable(text) or not sources.personal(text):
             continue
+        if _asks_to_do(text) and not CONSTRAINT.search(text):
+            continue
         if any(sources.revises(later) for later in people[i:]) or utterance in drawn_from:
             continue
         found.append(tidy(talk.named(text, utterance) if talk is not None else text))
@@ -366,6 +368,10 @@ def _consider(
     at = people.index(source) if source is not None else -1
     if reason is None and source is not None and _retracted(people, at):
         reason = "retracted later in the session"
+    if reason is None and (unsaid := [n for n in entities.names_in(raw) if n not in said]):
+        reason = f"a name nobody said ({unsaid[0]})"
+    if reason is None and source is not None and _asks_to_do(source) and not CONSTRAINT.search(raw):
+        reason = "asks the assistant to do something (「帮我…」)"
     if reason is not None:
         out.rejected.append({"fact": raw, "reason": reason})
         log.info("extract.rejected", fact=raw, reason=reason)
@@ -382,6 +388,11 @@ def _consider(
         return
     if fact not in out.facts:
         out.facts.append(fact)
+
+
+def _asks_to_do(source: str) -> bool:
+    said = _OPENERS.sub("", sources.strip_wake_words(source))
+    return sources.ASKS_TO_DO.match(said) is not None
 
 
 _RETRACTS = re.compile(r"^(?:哦|嗯|啊|唉)?[，,\s]*(?:算了|不去了|去不成|不用了|还是不|取消)")

@@ -28,6 +28,10 @@ _COMMAND = re.compile(
     r"查|查一下|搜|讲|唱|来|念|读|暂停|停|继续|下一首|上一首|拨|叫|导航|翻译|算(?!了)|说说|聊聊|讲讲)"
 )
 _REQUEST = re.compile(r"^(?:请|麻烦|帮我|给我|替我|你|把|帮忙)")
+# asking the assistant to do something: 「帮俺网购一箱挂面」「再帮我叫个师傅上门」
+ASKS_TO_DO = re.compile(r"^(?:再|你)?(?:帮我|帮俺|帮咱|帮忙|替我|替俺|麻烦你)(?!记)")
+# a question word: 「咱家狗叫啥」「她几岁」
+_ASKS = re.compile(r"啥|什么|谁|哪|几|多少|多大|怎么|为什么")
 _DEVICE_ACT = re.compile(
     r"电话|闹钟|音乐|歌|灯|空调|电视|窗帘|音量|声音|导航|计时|定时|微信|短信|消息|笑话|故事|"
     r"小一点|大一点|亮一点|暗一点"
@@ -51,7 +55,9 @@ def memorable(text: str) -> bool:
     not: wake words, greetings and thanks, questions, device commands, weather small talk;
     every other statement goes to the model (a name it has never heard, 「小橙子每周六上钢琴课」,
     must not be lost to this filter). Utterances in other scripts are left to the model."""
-    said = TAG_QUESTION.sub("", strip_wake_words(text))
+    said = strip_wake_words(text)
+    if not _ASKS.search(TAG_QUESTION.sub("", said)):
+        said = TAG_QUESTION.sub("", said)  # 「俺娘七十三了，晓得不」 tells; 「狗叫啥，晓得不」 asks
     parts = [p for p in _PARTS.split(said) if p]
     if not parts or all(_SMALL_TALK.match(p) for p in parts):
         return False

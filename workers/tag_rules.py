@@ -34,7 +34,20 @@ CONSTRAINT = re.compile(
     r"(?:一天|每天|每日|天天|一日)(?:吃|服|打|用)[一二两三四五六七八九十\d]+(?:回|次|片|粒|针|支|袋)|"
     # a diagnosis (「前年查出来肾结石」「确诊了帕金森」) and what a doctor forbids
     r"(?:查出|确诊|诊断出?|得了?)[^，。]{0,8}?(?:病|症|炎|结石|瘤|癌)|结石|肿瘤|癌|帕金森|"
-    r"别沾|别吃|别喝|不要吃|不要喝|少吃|少喝|不让吃|不让喝"
+    r"别沾|别吃|别喝|不要吃|不要喝|少吃|少喝|不让吃|不让喝|"
+    # a reaction: 「一吃桃嗓子眼就发痒」
+    r"一(?:吃|喝|碰|闻|用)[^，。]{1,6}就(?:发痒|痒|过敏|起疹|红|肿|吐|拉肚子|喘|难受)|"
+    # said in English
+    r"(?i:allerg|intoleran|can't (?:eat|take|have|drink)|cannot (?:eat|take|have|drink)|"
+    r"medication|diabet|asthma|epilep|pregnan|blood pressure)"
+)
+# a time an event happens at; an "event" naming none is a fact (「咱家有条土狗叫二黑，五岁了」)
+_WHEN = re.compile(
+    r"[今明后昨前]天|[今明]儿|[今明]晚|[今明]早|周|星期|礼拜|[号日月]|[点时]|早上|上午|中午|下午|晚上|"
+    r"回头|待会|一会|马上|过几天|下次|下回|上回|上次|去年|今年|明年|前年|刚才|最近|这几天|"
+    r"\b(?:today|tomorrow|tonight|yesterday|week|month|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday)\b",
+    re.I,
 )
 
 
@@ -72,6 +85,8 @@ def settle(text: str, tags: Tags | None, day: dt.date, names: Iterable[str]) -> 
     if day_of is not None and cls is not MemoryClass.PREFERENCE:
         end = dt.datetime.combine(day_of, dt.time(23, 59, 59)).timestamp()
         return Tags(MemoryClass.EVENT, Decay.TIME, end, who)
+    if cls is MemoryClass.EVENT and not _WHEN.search(text):
+        return Tags(MemoryClass.FACT, Decay.VOLUME, None, who)
     if cls is MemoryClass.EVENT and tags is not None and tags.expires_at is not None:
         return Tags(cls, Decay.TIME, tags.expires_at, who)
     return Tags(cls, Decay.VOLUME, None, who)

@@ -204,3 +204,13 @@ async def test_the_reason_for_a_cancellation_is_not_a_memory() -> None:
     )
     assert "营地说那几天要检修" not in found.facts
     assert any(r["reason"].startswith("the reason given") for r in found.rejected)
+
+
+async def test_a_name_nobody_said_and_a_request_to_do_are_not_stored() -> None:
+    llm = Replies(["俺家猫叫咪咪", "我网购两袋大米送到家"])
+    found = await extraction.extract(
+        llm, said(("u", "俺家猫叫啥，你晓得不"), ("u", "帮俺网购两袋大米送到家")), DAY
+    )
+    assert found.facts == []
+    reasons = " ".join(r["reason"] for r in found.rejected)
+    assert "a name nobody said" in reasons and "asks the assistant" in reasons

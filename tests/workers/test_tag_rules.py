@@ -51,3 +51,14 @@ def test_a_weekly_class_never_expires_and_a_dated_event_does() -> None:
 )
 def test_regimens_diagnoses_and_doctors_orders_are_safety(text: str) -> None:
     assert settle(text, None, dt.date(2026, 12, 3), ()).cls is MemoryClass.SAFETY
+
+
+def test_an_event_naming_no_time_is_a_fact() -> None:
+    tags = Tags(MemoryClass.EVENT, Decay.TIME, 1_900_000_000.0, "狗")
+    settled = settle("咱家有条土狗叫大黄，五岁了", tags, dt.date(2026, 12, 3), ())
+    assert settled.cls is MemoryClass.FACT and settled.expires_at is None
+
+
+@pytest.mark.parametrize("text", ["我老公一吃桃嗓子就发痒", "I can't take anything with codeine"])
+def test_reactions_and_english_constraints_are_safety(text: str) -> None:
+    assert settle(text, None, dt.date(2026, 12, 3), ()).cls is MemoryClass.SAFETY
