@@ -18,7 +18,10 @@ REMEMBER_SESSION = "remember_session"
 
 
 class Said(BaseModel):
-    """One utterance: who said it (``me`` for the assistant's own words), what, when."""
+    """One utterance, the one shape a transcript has from the device session to the worker: who
+    said it (``speaker``: the person's speaker name, ``me`` for the assistant's own words; set
+    when the session is handed on), what, when, whether it was cut off, and the household member
+    whose words (or the answer to whose words) it is (``person``: None for the device's person)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
@@ -27,6 +30,7 @@ class Said(BaseModel):
     speaker: str | None = None
     at: float | None = None
     interrupted: bool = False
+    person: str | None = None
 
 
 class SessionJob(BaseModel):

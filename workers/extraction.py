@@ -30,7 +30,8 @@ from memory import entities
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.llm import StructuredLLM
 from workers import dates, discourse, sources
-from workers.mem0_stages import FACTS_SCHEMA, Utterance, reply_list, windows
+from workers.contract import Said
+from workers.mem0_stages import FACTS_SCHEMA, reply_list, windows
 from workers.tag_rules import CONSTRAINT
 
 log = structlog.get_logger(__name__)
@@ -149,7 +150,7 @@ class Extracted:
     calls: int = 0
 
 
-def messages(window: Sequence[Utterance], day: dt.date) -> list[dict[str, str]]:
+def messages(window: Sequence[Said], day: dt.date) -> list[dict[str, str]]:
     lines = "\n".join(f"{'用户' if u.role == 'user' else '助手'}：{u.text.strip()}" for u in window)
     return [{"role": "user", "content": PROMPT.format(day=day.isoformat(), conversation=lines)}]
 
@@ -210,7 +211,7 @@ class Household:
 
 async def extract(
     llm: StructuredLLM,
-    utterances: list[Utterance],
+    utterances: list[Said],
     day: dt.date,
     kinds: Kinds | None = None,
     household: Household | None = None,

@@ -23,6 +23,7 @@ import orjson
 
 from providers.errors import TransientProviderError
 from providers.llm import StructuredLLM
+from workers.contract import Said
 
 Event = Literal["ADD", "UPDATE", "DELETE", "NONE"]
 EVENTS: tuple[Event, ...] = ("ADD", "UPDATE", "DELETE", "NONE")
@@ -95,30 +96,23 @@ def reply_list(stage: str, reply: str, key: str) -> list[Any]:
     return items
 
 
-@dataclass(frozen=True, slots=True)
-class Utterance:
-    role: Literal["user", "assistant"]
-    speaker: str
-    text: str
-
-
 # A transcript is read in windows of about this many characters (Chinese: about as many tokens),
 # so a two-hour session never exceeds the write model's context (llama.cpp answers 400 then).
 EXTRACT_WINDOW_CHARS = 2000
 
 
-def windows(utterances: list[Utterance]) -> list[list[Utterance]]:
+def windows(utterances: list[Said]) -> list[list[Said]]:
     """Consecutive runs of utterances of at most EXTRACT_WINDOW_CHARS (an utterance longer than
     that is a window of its own, cut)."""
-    found: list[list[Utterance]] = []
-    current: list[Utterance] = []
+    found: list[list[Said]] = []
+    current: list[Said] = []
     size = 0
     for u in utterances:
         if current and size + len(u.text) > EXTRACT_WINDOW_CHARS:
             found.append(current)
             current, size = [], 0
         text = u.text[:EXTRACT_WINDOW_CHARS]
-        current.append(Utterance(u.role, u.speaker, text))
+        current.append(u if text == u.text else u.model_copy(update={"text": text}))
         size += len(text)
     if current:
         found.append(current)

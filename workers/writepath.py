@@ -44,8 +44,8 @@ from providers.embedder import Embedder, Vector, embed_async
 from providers.errors import ProviderError
 from providers.llm import StructuredLLM
 from workers import cues, dates, extraction, mem0_stages, slots, sources, tag_rules, tagging
-from workers.contract import SessionJob
-from workers.mem0_stages import MergeOp, Utterance
+from workers.contract import Said, SessionJob
+from workers.mem0_stages import MergeOp
 
 log = structlog.get_logger(__name__)
 _IDS = uuid.UUID("1b7f4a52-3c8e-4e0b-a6f1-5d2c9e7b8a30")
@@ -75,13 +75,15 @@ class SessionTranscript:
     device_id: str
     source: str
     ended_at: float
-    utterances: list[Utterance]
+    utterances: list[Said]  # the job's own lines, each with its speaker
 
     @classmethod
     def from_record(cls, record: dict[str, Any] | SessionJob) -> SessionTranscript:
         parsed = record if isinstance(record, SessionJob) else parse_job(record)
         utterances = [
-            Utterance(u.role, u.speaker or (ME if u.role == "assistant" else parsed.person), u.text)
+            u.model_copy(
+                update={"speaker": u.speaker or (ME if u.role == "assistant" else parsed.person)}
+            )
             for u in parsed.transcript
             if u.role != "system" and u.text.strip()
         ]

@@ -28,7 +28,7 @@ from providers.errors import ProviderError
 from providers.opus import OpusEncoder
 from server import metrics
 from server.auth import DeviceCredentials
-from server.device.conversation import Conversation, Utterance, by_person
+from server.device.conversation import Conversation, by_person
 from server.device.early_asr import EarlyTranscript, EarlyTranscripts
 from server.device.listening import (
     EndReason,
@@ -61,6 +61,7 @@ from server.protocol.messages import (
 from server.tools import ToolContext
 from server.voices.identify import Identification
 from server.voices.speaking import SpeakerIdentifier
+from workers.contract import Said
 
 log = structlog.get_logger(__name__)
 MAX_PENDING_UTTERANCES = 3  # utterances of one device waiting for ASR; more are refused
@@ -77,7 +78,7 @@ class SessionRecord:
     started_at: float
     ended_at: float
     end_reason: str
-    transcript: list[Utterance]
+    transcript: list[Said]
 
 
 class SessionEndHook(Protocol):
@@ -360,7 +361,8 @@ class DeviceSession:
                 metrics.UTTERANCES.labels(outcome="after_close").inc()
                 interrupted = utterance.reason is EndReason.DISCONNECT
                 self.conversation.speaking = speaking
-                self.conversation.add(Utterance("user", text, time.time(), interrupted))
+                said = Said(role="user", text=text, at=time.time(), interrupted=interrupted)
+                self.conversation.add(said)
                 return
             metrics.UTTERANCES.labels(outcome="turn").inc()
             marks = {"utterance_end": ended_at, "asr_start": started, "asr_done": done}
@@ -417,7 +419,7 @@ class DeviceSession:
         self.conversation.speaking = speaking  # what is said and answered now is theirs
         if len(self.conversation.transcript) >= self.services.max_transcript_utterances:
             # kept (the write path gets it), then the session ends: the device reconnects
-            self.conversation.add(Utterance("user", text, time.time()))
+            self.conversation.add(Said(role="user", text=text, at=time.time()))
             self._end_reason = "transcript_full"
             self.log.warning(
                 "session.transcript_full", utterances=len(self.conversation.transcript)

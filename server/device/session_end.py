@@ -26,7 +26,7 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from memory.identity import ME
 from server.device.session import SessionRecord
 from server.persons import PersonMap
-from workers.contract import Said, SessionJob, enqueue_session
+from workers.contract import SessionJob, enqueue_session
 
 log = structlog.get_logger(__name__)
 SPOOL_RETRY_S = 5.0
@@ -43,7 +43,7 @@ def session_job(record: SessionRecord, speaker: str | None = None) -> SessionJob
     the user's words, ``me`` for the assistant's own."""
     user = speaker or record.person
     said = [
-        Said.model_validate({**u.as_json(), "speaker": ME if u.role == "assistant" else user})
+        u.model_copy(update={"speaker": ME if u.role == "assistant" else user})
         for u in record.transcript
     ]
     return SessionJob(

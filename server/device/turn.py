@@ -26,7 +26,7 @@ from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
 from server.device.claims import reminder_sentence
-from server.device.conversation import Conversation, Utterance
+from server.device.conversation import Conversation
 from server.device.emotions import emotion_of
 from server.device.heeding import heeded
 from server.device.pacing import AudioPacer
@@ -38,6 +38,7 @@ from server.mcp.client import DeviceMcpClient, McpCallError
 from server.memory.read_result import ReadResult
 from server.protocol.machine import DeviceProtocol
 from server.tools import ToolContext, ToolRegistry
+from workers.contract import Said
 
 log = structlog.get_logger(__name__)
 
@@ -207,7 +208,7 @@ class Turn:
         if started is not None:
             self.timing.started = started
         if heard is not None:
-            self.conversation.add(Utterance("user", heard, time.time()))
+            self.conversation.add(Said(role="user", text=heard, at=time.time()))
             self.protocol.send_stt(heard)
         self.context.trace.question = heard or ""
         self.context.trace.person = self.context.person
@@ -227,7 +228,12 @@ class Turn:
             if not speaker.done():
                 speaker.cancel()
             self.conversation.add(
-                Utterance("assistant", "".join(self.spoken), time.time(), interrupted=not finished)
+                Said(
+                    role="assistant",
+                    text="".join(self.spoken),
+                    at=time.time(),
+                    interrupted=not finished,
+                )
             )
             self.context.trace.reply = "".join(self.spoken)
             self.context.trace.finished = finished

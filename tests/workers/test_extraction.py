@@ -11,8 +11,8 @@ from memory.utterance_kinds import KindReading, classify
 from providers.embedder import UseEmbedder
 from providers.llm import Message
 from workers import extraction
+from workers.contract import Said
 from workers.extraction import keep_meaning, rejected, tidy
-from workers.mem0_stages import Utterance
 
 DAY = dt.date(2026, 11, 25)
 
@@ -29,8 +29,11 @@ class Replies:
         return "好的，结果如下：" + json.dumps({"facts": self.facts}, ensure_ascii=False)
 
 
-def said(*lines: tuple[str, str]) -> list[Utterance]:
-    return [Utterance("user" if who == "u" else "assistant", who, text) for who, text in lines]
+def said(*lines: tuple[str, str]) -> list[Said]:
+    return [
+        Said(role="user" if who == "u" else "assistant", speaker=who, text=text)
+        for who, text in lines
+    ]
 
 
 async def test_a_noise_session_makes_no_call() -> None:

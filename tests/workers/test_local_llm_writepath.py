@@ -17,7 +17,7 @@ from providers.llm import JsonLLM
 from providers.processes import LocalLLMServer
 from tests.providers.test_local_llm import local_llm  # noqa: F401 - the shared fixture
 from workers import extraction, tagging
-from workers.mem0_stages import Utterance
+from workers.contract import Said
 
 pytestmark = pytest.mark.local_llm
 
@@ -27,8 +27,8 @@ async def test_extraction_and_tagging_with_the_local_model(
 ) -> None:
     llm = JsonLLM(base_url=local_llm.base_url, model="local", api_key="", timeout_s=300,
                   max_tokens=512, style="json_object")  # fmt: skip
-    said = [Utterance("user", "老张", "我老婆对海鲜过敏，尤其是虾"),
-            Utterance("assistant", "me", "好的，我记住了。")]  # fmt: skip
+    said = [Said(role="user", speaker="老张", text="我老婆对海鲜过敏，尤其是虾"),
+            Said(role="assistant", speaker="me", text="好的，我记住了。")]  # fmt: skip
     day = dt.date(2026, 11, 25)
     facts = (await extraction.extract(llm, said, day)).facts
     assert facts, "the local model extracted nothing"

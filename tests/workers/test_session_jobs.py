@@ -10,9 +10,9 @@ from arq.connections import ArqRedis, create_pool
 from redis.asyncio import Redis
 
 from config import keys
-from server.device.conversation import Utterance
 from server.device.session import SessionRecord
 from server.device.session_end import EnqueueOnSessionEnd
+from workers.contract import Said
 from workers.settings import build_worker, redis_settings
 
 
@@ -27,8 +27,8 @@ def record(session_id: str = "s-1") -> SessionRecord:
         ended_at=now,
         end_reason="closed_by_device",
         transcript=[
-            Utterance("user", "我老婆对海鲜过敏，尤其是虾", now - 20),
-            Utterance("assistant", "记住了。", now - 18),
+            Said(role="user", text="我老婆对海鲜过敏，尤其是虾", at=now - 20),
+            Said(role="assistant", text="记住了。", at=now - 18),
         ],
     )
 

@@ -12,7 +12,7 @@ from redis.asyncio import Redis
 
 from bench.speech import SpeechSample, recorded_samples
 from bench.voice_recordings import Speaker
-from server.device.conversation import Conversation, Utterance
+from server.device.conversation import Conversation
 from server.device.session import SessionRecord, by_speaker
 from server.persons import default_person
 from server.traces import TraceStore
@@ -24,6 +24,7 @@ from tests.conftest import RunningHearth
 from tests.server.voices.conftest import pcm, real_speakers, voice_embedder, weights_path
 from tests.support.scripted_llm import Reply
 from tests.support.waiting import wait_until
+from workers.contract import Said
 
 __all__ = ["real_speakers", "voice_embedder"]  # the shared fixtures, used here by name
 
@@ -119,12 +120,14 @@ async def test_a_household_without_voices_is_served_as_before(
     assert list(hearth.ended.records) == [session_id]
 
 
-def _record(transcript: list[Utterance]) -> SessionRecord:
+def _record(transcript: list[Said]) -> SessionRecord:
     return SessionRecord("s1", "aa:bb", "c", "device-aabb", 0.0, 1.0, "normal", transcript)
 
 
 def test_a_session_with_no_member_is_handed_on_as_it_is() -> None:
-    record = _record([Utterance("user", "你好", 1.0), Utterance("assistant", "你好。", 2.0)])
+    record = _record(
+        [Said(role="user", text="你好", at=1.0), Said(role="assistant", text="你好。", at=2.0)]
+    )
     assert by_speaker(record) == [record]
 
 
@@ -137,8 +140,8 @@ def test_a_mixed_session_is_split_by_member_in_order() -> None:
         ("kid", "好的"),
     ):
         conversation.speaking = who
-        conversation.add(Utterance("user", text, 1.0))
-        conversation.add(Utterance("assistant", "嗯。", 1.0))
+        conversation.add(Said(role="user", text=text, at=1.0))
+        conversation.add(Said(role="assistant", text="嗯。", at=1.0))
     parts = by_speaker(_record(conversation.transcript))
     assert [(p.session_id, p.person) for p in parts] == [
         ("s1", "device-aabb"), ("s1~kid", "kid"), ("s1~gran", "gran")
