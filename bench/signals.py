@@ -7,6 +7,9 @@ from types import FrameType
 
 
 def _terminated(signum: int, _frame: FrameType | None) -> None:
+    # a second SIGTERM (an impatient operator, a supervisor's retry) must not cut the cleanup
+    # short: stopping a busy model server takes seconds, and it is what the first one started
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise SystemExit(128 + signum)
 
 

@@ -20,7 +20,8 @@ async def main() -> None:
         print("ready", flush=True)
         await asyncio.Event().wait()
     finally:
-        await asyncio.sleep(0)  # an awaiting cleanup, as a bench's child shutdown is
+        print("cleaning", flush=True)
+        await asyncio.sleep(0.5)  # an awaiting cleanup, as a bench's child shutdown is
         pathlib.Path(sys.argv[1]).write_text("cleaned up")
 
 uvloop.run(main())
@@ -35,6 +36,8 @@ def test_sigterm_runs_a_benchs_cleanup(tmp_path: Path) -> None:
     try:
         assert child.stdout is not None and child.stdout.readline().strip() == "ready"
         child.send_signal(signal.SIGTERM)
+        assert child.stdout.readline().strip() == "cleaning"
+        child.send_signal(signal.SIGTERM)  # a second one does not cut the cleanup short
         assert child.wait(timeout=30) == 128 + signal.SIGTERM
     finally:
         child.kill()
