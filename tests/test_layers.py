@@ -19,7 +19,9 @@ is each top-level module; the parts import one way, each only parts drawn below 
      │
     tools ─► traces          a server tool and the turn calling it; what the turn did
      │         │
-    understanding            what a question asks, what a sentence states (grounding)
+    understanding            a question understood once (Question: its relations, scope,
+                             safety topics, slots, times, what it asks), the lookup's and the
+                             constraint families' words, what a sentence states (grounding)
 
     protocol, auth, devices, persons, metrics, logs, …: small parts below those using them
 """
@@ -155,6 +157,25 @@ def test_no_import_circles_between_the_parts_of_server() -> None:
     )
 
 
+def _reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen: set[str] = set()
+    todo = [start]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_question_understanding_sits_below_the_memory_and_the_device() -> None:
+    """The question, understood once, is taken by the read path, the lookup and the reply checks
+    alike: ``server.understanding`` reaches neither of them, even through another part."""
+    above = _reachable(_server_parts_graph(), "server.understanding")
+    assert not above & {"server.memory", "server.device", "server.mcp"}, sorted(above)
+    assert "server.memory.question" not in _modules()  # one home for it, no second door
+
+
 def test_the_graph_is_really_read() -> None:
     graph = _graph()
     assert "memory.writes" in graph["server.api.service"]
@@ -166,5 +187,6 @@ def test_the_parts_of_server_are_really_read() -> None:
     parts = _server_parts_graph()
     assert "server.memory" in parts["server.device"]
     assert "server.understanding" in parts["server.memory"]
+    assert "server.understanding" in parts["server.device"]  # the question, read once
     assert "server.tools" in parts["server.mcp"]
     assert "server.device.turn" not in parts  # a sub-package's modules are one part

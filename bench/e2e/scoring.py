@@ -28,7 +28,7 @@ class Result:
     reply: str
     seconds: float
     injected: str = ""
-    looked: bool = False  # the read path's safety lookup ran (server.memory.lookup)
+    looked: bool = False  # the read path's safety lookup ran (server.understanding.lookup)
     lacking: bool = False  # the read path found memory holds no answer (grounding.memory_lacks)
     said_first: list[str] = field(default_factory=list)  # constraints Hearth said itself
     groups: dict[str, list[str]] = field(default_factory=dict)

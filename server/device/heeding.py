@@ -11,8 +11,8 @@ A constraint's forbidden items, without an LLM:
 - the words of its prohibiting clauses (a clause with 不能/别/不要/禁/忌/避免/过敏…; never one
   with 只能, which names what is allowed), cut by jieba, person words and names left out, and
   common words that name no item (医生, 注意, 自己…) left out;
-- what the constraint's family covers (``server.memory.knowledge``: an egg allergy covers 蛋糕,
-  蛋挞, a gout diet covers 啤酒, 海鲜…).
+- what the constraint's family covers (``server.understanding.knowledge``: an egg allergy
+  covers 蛋糕, 蛋挞, a gout diet covers 啤酒, 海鲜…).
 
 A sentence names an item when it contains the word; it refuses it when it also carries a
 negation or caution (不/别/没/避免/忌/代替/换成…). Both tests are deliberately coarse: a sentence
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from memory import entities
 from memory.terms import STOP_WORDS
-from server.memory import knowledge
+from server.understanding import knowledge
 from server.understanding.words import tagged
 
 _CLAUSES = re.compile(r"[，,。；;！!？?\n]")

@@ -3,7 +3,7 @@
 Whisper ``base`` writes a word it does not expect as other characters of the same sound:
 「盲国」 for 芒果, 「青梅素」 for 青霉素, 「阿斯皮灵」 for 阿司匹林 — the very words a
 household assistant must get right (allergens, medicines, names). Given the words that matter
-here — the household's names and the safety vocabulary (``server.memory.knowledge``) — a run of
+here — the household's names and the safety vocabulary (``understanding.knowledge``) — a run of
 characters whose toneless pinyin is a word's, and which is not itself a word of the dictionary,
 becomes that word. Two characters sound alike by chance (忙过 / 芒果): a two-character word is
 put back only over whole words of the heard text, with the word's tones (站道 for 栈道, 公宝 for

@@ -41,7 +41,6 @@ from server.device.echo import echoes
 from server.device.heeding import Heeded, recommends_against
 from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
 from server.device.sentences import ends_sentence
-from server.memory.question import Question
 from server.memory.read_result import ReadResult
 from server.understanding.grounding import (
     Grounds,
@@ -53,6 +52,7 @@ from server.understanding.grounding import (
     unheld_allergies,
     unsupported,
 )
+from server.understanding.question import Question
 
 log = structlog.get_logger(__name__)
 # a reminder sharing this share of its words with the utterance only tells it back
@@ -77,7 +77,7 @@ class ReplyChecks:
     replaced: list[dict[str, Any]]
     tools_ran: Callable[[], list[str]]
     question: str = ""  # what the person said this turn (a reply giving it back is dropped)
-    understood: Question | None = None  # …as the read path read it (server.memory.question)
+    understood: Question | None = None  # …as the read path read it (understanding.question)
     grounds: Grounds | None = None  # a fact question: what the reply may state
     # any other turn with memory injected: the question and the injected lines, the
     # constraints among them (an allergy the reply claims must be one memory holds)
@@ -108,7 +108,8 @@ class ReplyChecks:
         """What the read path found for this turn's question (``said``: what the person said
         earlier in the session, which a reply may state too)."""
         self.question, self.understood = read.question, read.understood
-        self.grounds = None if read.grounds is None else read.grounds.with_said(said)
+        grounds = read.grounds
+        self.grounds = None if grounds is None else grounds.with_said(said, read.understood)
         safety = read.safety_texts
         related = read.related_texts
         self.held = (read.question, *safety, *related) if safety or related else ()

@@ -23,8 +23,8 @@ from server import metrics
 from server.device import hotwords
 from server.device.listening import Listener, ListenerEvent
 from server.memory.household import HouseholdNames
-from server.memory.lookup import VOCABULARY
 from server.protocol.messages import ListenMode
+from server.understanding.lookup import VOCABULARY
 
 log = structlog.get_logger(__name__)
 

@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from memory import entities
 from memory.schema import Memory
 from memory.terms import any_of, terms
-from server.memory import knowledge
-from server.memory.question import Question
+from server.understanding import knowledge
+from server.understanding.question import Question
 
 # A shared character pair says an item only when neither character is a function word or a verb
 # every request has: 「过敏」「不能」「能吃」「要少」「一吃」 are in every second constraint.

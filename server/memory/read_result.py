@@ -14,9 +14,9 @@ from typing import Literal
 from memory.schema import Memory, PersonId
 from memory.utterance_kinds import KindReading, UtteranceKind
 from server.memory import applies
-from server.memory.question import Question
 from server.traces import TurnTrace
 from server.understanding.grounding import Grounds
+from server.understanding.question import Question
 
 Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue"]
 Group = Literal["safety", "related"]
@@ -54,7 +54,7 @@ class ReadResult:
     safety: tuple[Recalled, ...] = ()
     related: tuple[Recalled, ...] = ()
     block: str = ""
-    looked: bool = False  # the safety lookup ran for this request (server.memory.lookup)
+    looked: bool = False  # the safety lookup ran for this request (understanding.lookup)
     applies: tuple[Memory, ...] = ()  # constraints the request names, said first
     grounds: Grounds | None = None  # a question for a household fact: what a reply may state
     unconcerned: tuple[Memory, ...] = ()  # others' constraints, left out

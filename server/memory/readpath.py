@@ -11,7 +11,7 @@
    question names a relation (女儿, 老婆, 家里人 → all), memories about that relation
    (``entity_limit``, ``relation_threshold``). Names in lexical hits do not start round 2's
    name search (only what the question itself names links, below). When the request touches a
-   safety topic (food, medicine, a purchase, an outing, a pet: ``server.memory.lookup``), the
+   safety topic (food, medicine, a purchase, an outing, a pet: ``understanding.lookup``), the
    same batch reads the person's safety constraints, and those of whoever the request is about
    join the safety group (``safety_lookup_limit``) — Hearth looks before the model answers.
    A question asking where someone lives or works, their school, name or age (``slot_limit``,
@@ -67,17 +67,18 @@ from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Embedder, Vector, embed_async
-from server.memory import applies, knowledge, lookup
-from server.memory.question import Question
+from server.memory import applies
 from server.memory.read_result import Group, ReadResult, Recalled, Why
 from server.memory.render import describe, render_block
 from server.tools import ToolContext
+from server.understanding import knowledge, lookup
 from server.understanding.grounding import (
     Grounds,
     memory_lacks,
     names_a_held_topic,
     places_in,
 )
+from server.understanding.question import Question
 from server.understanding.words import warm as warm_words
 
 log = structlog.get_logger(__name__)
@@ -129,10 +130,10 @@ class _Reading:
     """One recall under way: what its question asks of memory (read once, before round 1) and
     what the rounds have found so far."""
 
-    understood: Question  # the question, read once (server.memory.question)
+    understood: Question  # the question, read once (understanding.question)
     now: float
     result: _Draft
-    covered: bool  # …or names only something a constraint family covers (server.memory.knowledge)
+    covered: bool  # …or names only something a constraint family covers (understanding.knowledge)
     cues: bool  # the person's cues are searched
     asked: tuple[str, ...]  # the kinds of fact asked (memory.slot_kinds)
     at: tuple[str, ...]  # the times a plan names (memory.when)
@@ -160,7 +161,7 @@ class _Reading:
         return self.understood.anchored
 
     @property
-    def touches(self) -> bool:  # the request touches a safety topic (server.memory.lookup)
+    def touches(self) -> bool:  # the request touches a safety topic (understanding.lookup)
         return self.understood.touches
 
 
@@ -565,7 +566,7 @@ def _grounds(understood: Question, recalled: list[Memory], now: float) -> Ground
         who = {word for m in naming for word in _who(m)}
         judged = [m for m in about if who & {m.subject, *m.entities}]
     held = tuple(m.text for m in judged)
-    lacking = memory_lacks(question, held, names)
+    lacking = memory_lacks(understood, held, names)
     return Grounds(question, tuple(texts), lacking, held, tuple(sorted(names)))
 
 

@@ -35,46 +35,19 @@ import jieba.posseg
 
 from memory import entities, slot_kinds
 from server.understanding import answer_shapes
+from server.understanding.question import Question
 from server.understanding.words import tagged
 
 DONT_KNOW = {"zh": "这个你还没跟我说过，我不知道。"}
 
-# a question for a recorded fact: who, what, which, where, when, how many, how old or far
-_ASKS_FACT = re.compile(r"什么|哪|几|多少|谁|啥|多大|多高|多重|多远|多久|多长")
-# a choice between two values: 「打疫苗是上午还是下午」
-_ASKS_CHOICE = re.compile(r"是[^，。？?]{1,8}还是")
-# what someone likes is recorded, even when the words look like a request for ideas
-_ASKS_LIKING = re.compile(r"喜欢|爱吃|爱喝|爱看|爱玩|最爱")
-# …but asking for advice, a plan or an act is asking for something new
-_ASKS_ADVICE = re.compile(
-    r"好[？?吗呢啊]?\s*$|什么好|哪个好|哪家好|点什么|推荐|建议|怎么|能不能|可不可以|可以|能吃|能喝|"
-    r"要带|该|适合|值得|玩(?!具)|撞|冲突|送(?!的)|买(?!的)|做什么菜|吃什么|喝什么|帮我|给我|替我"
-)
 # where the answer is an instance of the word that follows (「什么品种」「哪个明星」)
 _CATEGORY_BEFORE = re.compile(
     r"(?:什么|啥|哪(?:个|种|类|家|只|位|所|款|一个|一种)?|几(?:个|种|位)?)$"
 )
-# what to watch out for (the safety constraints answer it), and a question of several asks
-_CAUTION = re.compile(
-    r"注意|小心|忌口|禁忌|饮食|身体|毛病|健康|能不能|可不可以|能吃|能喝|过敏|害怕|恐惧|(?<!恐)怕"
-)
+# a question of several asks
 _SEVERAL = re.compile(r"[，,；;、]")
-# how long a supply lasts is a fact, not whether it may be eaten: 「狗粮一袋能吃几天？」
-_LASTS = re.compile(r"能[吃喝用]上?(?=多久|多长时间|几天|几个月|几周|几个星期|几年)")
 # 「豆豆是公的还是母的？」: the two values asked between
 _CHOICE_SIDES = re.compile(r"是([^，。？?还]{1,8}?)还是([^，。？?]{1,8}?)[的呢啊呀]*[？?]?\s*$")
-# words that only ask: 我想知道, 我想问一下, 我问你, 请问, 告诉我, 你知道…吗
-_ASKING_WORDS = re.compile(
-    r"^\s*(?:我想(?:知道|问(?:一下|问)?|了解(?:一下)?|请教(?:一下)?)|我问(?:你|一下)|请问|"
-    r"(?:你)?告诉我|你知道)[，,：:\s]*"
-)
-# a yes/no question or what is on, at the end: 「还练瑜伽吗？」「要干嘛？」 (not 「…好吗？」,
-# 「…行吗？」 nor 「可以吗？」: asking leave or advice)
-_ASKS_STATE = re.compile(r"(?<![好行可对])(?:吗|干嘛|干啥|干什么)[？?]?\s*$")
-# may I, should I, would it suit (「我能养猫吗」): asking leave, which a constraint may answer
-_MAY = re.compile(r"[能可该]|要不要|行不行|适合|会不会")
-# a request, not a question: 「给豆豆喂几颗葡萄」「把空调调到几度」
-_REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 # a constraint claimed of an item (「她对向日葵过敏」): memory must say it of that item
 _ALLERGY_CLAIM = re.compile(r"对([^，。,；;！!？?、]{1,12}?)过敏")
 # the sentence already says it does not know
@@ -136,11 +109,12 @@ class Grounds:
     about: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
 
-    def with_said(self, said: Sequence[str]) -> Grounds:
+    def with_said(self, said: Sequence[str], understood: Question | None = None) -> Grounds:
         """These grounds and what the person said earlier in the session (「我儿子叫小明」 told
-        a minute ago answers 「我儿子叫什么名字？」)."""
+        a minute ago answers 「我儿子叫什么名字？」); ``understood``: the question as the read
+        path read it, not read again."""
         about = (*self.about, *said)
-        lacking = self.lacking and memory_lacks(self.question, about, self.names)
+        lacking = self.lacking and memory_lacks(understood or self.question, about, self.names)
         return Grounds(self.question, (*self.texts, *said), lacking, about, self.names)
 
     @cached_property
@@ -151,39 +125,6 @@ class Grounds:
     def normal(self) -> str:
         """``source`` as facts compare (once per turn, not per sentence)."""
         return _normal(self.source)
-
-
-def without_asking(question: str) -> str:
-    """``question`` without the words that only ask (「我想知道长城有多少年历史」: the 我 of 我想
-    知道 is no sign the question is about the household)."""
-    return _ASKING_WORDS.sub("", question)
-
-
-def asks_for_a_fact(question: str) -> bool:
-    """Does ``question`` ask for something recorded (「我儿子叫什么」) rather than for advice or
-    an act (「我中午吃点什么好」「帮我查查」)?"""
-    asks = _ASKS_FACT.search(question) or _ASKS_CHOICE.search(question)
-    if asks is None or _REQUEST.match(question):
-        return False
-    asking = _LASTS.sub("", question)
-    return _ASKS_ADVICE.search(asking) is None or _ASKS_LIKING.search(question) is not None
-
-
-def asks_about_the_household_state(question: str) -> bool:
-    """Does ``question`` ask what is so — a recorded fact (``asks_for_a_fact``), whether
-    something still holds (「老婆周一还练瑜伽吗？」) or what is on (「这周六上午小橙子要干嘛？」) —
-    rather than for advice, leave, a plan or an act (「周六全家去郊游怎么样？」「我可以养猫吗？」
-    「中秋给她寄点什么？」)?"""
-    if asks_for_a_fact(question):
-        return True
-    asked = _ASKS_STATE.search(question) is not None and _REQUEST.match(question) is None
-    return asked and _ASKS_ADVICE.search(question) is None and _MAY.search(question) is None
-
-
-def asks_caution(question: str) -> bool:
-    """Does ``question`` ask what to watch out for (「小橙子有什么要注意的？」「我爸怕什么？」)? The
-    safety constraints answer that."""
-    return _CAUTION.search(_LASTS.sub("", question)) is not None
 
 
 def names_a_held_topic(question: str, texts: Sequence[str]) -> bool:
@@ -212,9 +153,10 @@ def _festive(word: str, flag: str) -> bool:
     return flag == "t" and len(word) > 1 and not _RELATIVE_TIME.search(word)
 
 
-def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> bool:
-    """Do ``texts`` — what memory holds about whoever a fact question is about — surely hold no
-    answer to it? Only when that is plain, so a right answer is never refused:
+def memory_lacks(asked: str | Question, texts: Sequence[str], names: Iterable[str]) -> bool:
+    """Do ``texts`` — what memory holds about whoever a fact question (``asked``, read once:
+    ``Question``) is about — surely hold no answer to it? Only when that is plain, so a right
+    answer is never refused:
 
     - nothing is held about them at all (「我儿子叫什么名字？」 with no son in memory);
     - the question asks for a kind of fact (``memory.slot_kinds``: a name, an age, where they
@@ -243,11 +185,13 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     """
     if not texts:
         return True
+    understood = asked if isinstance(asked, Question) else Question(asked)
+    question = understood.text
     several = _SEVERAL.search(question.rstrip("？?。 ")) is not None
     pairs = tagged(question)
     asked_words = {pair.word for pair in pairs}
     shapes = [] if several else answer_shapes.asked(question)
-    kinds = set(slot_kinds.asked(question))
+    kinds = set(understood.slots)
     category = _instance_asked(question)
     if kinds:
         answering = [text for text in texts if kinds & set(slot_kinds.kinds_of(text))]
@@ -263,7 +207,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
     held = "".join(texts)
     choice = _CHOICE_SIDES.search(question)
     sides = _differing([side.rstrip("的呢") for side in choice.groups()]) if choice else []
-    if not choice and (asks_caution(question) or several):
+    if not choice and (understood.caution or several):
         return False  # what to watch out for is the constraints' to answer; several asks, any
     people = [name for name in names if name]
     focus, topic = _asked_thing(pairs, people, sides)
@@ -279,7 +223,7 @@ def memory_lacks(question: str, texts: Sequence[str], names: Iterable[str]) -> b
         if naming and every and all(_only_bare(category, text) for text in naming):
             return True  # 「这次打的是什么疫苗？」 against 「…带小橙子去打疫苗」
     if shapes:
-        if _ASKS_LIKING.search(question):  # 「最喜欢哪个明星」: among what they like
+        if understood.liking:  # 「最喜欢哪个明星」: among what they like
             about = [text for text in about if slot_kinds.LIKES[1].search(text)]
         not_values = asked_words | set(people)
         return not any(_shows_all(shapes, text, not_values) for text in about)

@@ -8,8 +8,9 @@ from __future__ import annotations
 import pytest
 
 from memory.schema import Memory, MemoryClass, PersonId
-from server.memory.applies import applying, spoken, touches
+from server.memory.applies import applying, closest, spoken, touches
 from server.memory.readpath import ReadPath
+from server.understanding.question import Question
 from tests.memory.conftest import ZHANG
 
 P = PersonId("zhang")
@@ -99,8 +100,8 @@ async def test_the_read_path_says_first_only_what_the_request_names(read_path: R
 
 
 def test_a_request_naming_only_what_a_family_covers_is_looked_up() -> None:
-    from server.memory.knowledge import covers, names_covered
-    from server.memory.lookup import in_scope, touches_safety
+    from server.understanding.knowledge import covers, names_covered
+    from server.understanding.lookup import in_scope, touches_safety
 
     assert not touches_safety("我们去坐摩天轮吧") and names_covered("我们去坐摩天轮吧")
     assert not names_covered("我家宝贝今天真乖")  # one character (贝) never starts a lookup
@@ -118,3 +119,12 @@ async def test_the_read_path_looks_up_a_covered_thing_and_keeps_only_its_family(
     assert [m.text for m in lift.applies] == ["我有幽闭恐惧症，不坐电梯"]
     nothing = await read_path.recall(ZHANG, "周末去坐摩天轮吧")  # no fear of heights held
     assert not nothing.looked and nothing.applies == ()
+
+
+def test_the_constraints_said_first_are_the_same_for_the_text_and_the_question() -> None:
+    said = [(m, None) for m in ALL]
+    found = [(MANGO, 0.5), (DAD_GOUT, 0.48)]
+    for text in ("给我女儿买个芒果蛋糕", "给我同事买杯奶茶", "晚上给爸爸喝点啤酒", "给她买个芒果"):
+        assert applying(Question(text), said) == applying(text, said)
+        assert closest(Question(text), found) == closest(text, found)
+    assert applying(Question("晚上给爸爸喝点啤酒"), said) == [DAD_GOUT]

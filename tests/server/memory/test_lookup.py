@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from memory.schema import Memory, MemoryClass, PersonId
-from server.memory.lookup import for_outsiders, in_scope, scope_of, touches_safety
 from server.memory.readpath import ReadPath
 from server.memory.render import LOOKED_NOTHING, NO_MEMORY, SAFETY_GROUP
+from server.understanding.lookup import for_outsiders, in_scope, scope_of, touches_safety
 from tests.memory.conftest import ZHANG
 
 CLAUSTRO = "我有幽闭恐惧症，不坐电梯"

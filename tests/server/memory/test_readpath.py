@@ -11,9 +11,9 @@ from memory import terms
 from memory.schema import Decay, Memory, MemoryClass, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
-from server.memory.question import Question
 from server.memory.readpath import EXPIRY_SLACK, ReadPath, _grounds
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
+from server.understanding.question import Question
 from tests.memory.conftest import LI, ZHANG
 
 
@@ -455,3 +455,16 @@ async def test_a_request_hears_the_constraint_closest_in_meaning(read_path: Read
     context = ToolContext(ZHANG, "dev", "s1")
     await read_path.prompt_block("小橙子想吃士力架", context)
     assert any("花生" in line for line in context.trace.remind)
+
+
+MONDAY = 1_764_547_200.0  # a Monday
+
+
+async def test_the_read_path_reads_its_question_once_and_hands_it_on(
+    read_path: ReadPath,
+) -> None:
+    recall = await read_path.recall(ZHANG, "给我女儿买个芒果蛋糕", MONDAY)
+    understood = recall.understood
+    assert understood is not None and understood.text == recall.question
+    assert understood.vector is not None and understood.kind == recall.kind
+    assert understood.now == MONDAY

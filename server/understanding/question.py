@@ -5,8 +5,9 @@ from its text once per turn, when first needed, and taken by the read path, the 
 the constraints said first and the reply checks instead of each reading the text again.
 
 Each reading is the function that owns it (``memory.entities``, ``memory.slot_kinds``,
-``memory.when``, ``server.memory.lookup``, ``server.memory.knowledge``,
-``server.understanding.grounding``); this value only keeps the answers.
+``memory.when``, ``server.understanding.lookup``, ``server.understanding.knowledge``,
+``server.understanding.asking``); this value only keeps the answers. It sits below both the
+memory and the device (``server.memory``, ``server.device``), which take it from here.
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ from functools import cached_property
 from memory import entities, slot_kinds, terms, when
 from memory.utterance_kinds import KindReading
 from providers.embedder import Vector
-from server.memory import knowledge, lookup
-from server.understanding.grounding import (
+from server.understanding import knowledge, lookup
+from server.understanding.asking import (
     asks_about_the_household_state,
     asks_caution,
     asks_for_a_fact,
+    asks_liking,
     without_asking,
 )
 
@@ -93,18 +95,23 @@ class Question:
 
     @cached_property
     def fact(self) -> bool:
-        """It asks for a recorded fact (``grounding.asks_for_a_fact``)."""
+        """It asks for a recorded fact (``asking.asks_for_a_fact``)."""
         return asks_for_a_fact(self.text)
 
     @cached_property
     def state(self) -> bool:
-        """It asks what is so (``grounding.asks_about_the_household_state``)."""
+        """It asks what is so (``asking.asks_about_the_household_state``)."""
         return asks_about_the_household_state(self.text)
 
     @cached_property
     def caution(self) -> bool:
-        """It asks what to watch out for (``grounding.asks_caution``)."""
+        """It asks what to watch out for (``asking.asks_caution``)."""
         return asks_caution(self.text)
+
+    @cached_property
+    def liking(self) -> bool:
+        """It asks what someone likes (``asking.asks_liking``)."""
+        return asks_liking(self.text)
 
     @cached_property
     def terms(self) -> frozenset[str]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from memory import entities
 from memory.schema import Memory
 from memory.terms import any_of
-from server.memory import knowledge
+from server.understanding import knowledge
 
 # Everyday words of each topic in render.SAFETY_TOPICS (one list, reviewed by topic, not tuned on
 # the bench's questions).
@@ -170,8 +170,8 @@ def in_scope(question: str, constraints: Sequence[Memory], limit: int) -> list[M
 def within(
     question: str, scope: Scope, asked: frozenset[str], constraints: Sequence[Memory], limit: int
 ) -> list[Memory]:
-    """``in_scope`` for a request already read (``server.memory.question``): its ``scope`` and
-    the topics it is about (``asked``), not for outsiders only."""
+    """``in_scope`` for a request already read (``server.understanding.question``): its
+    ``scope`` and the topics it is about (``asked``), not for outsiders only."""
     chosen = []
     for memory in constraints:
         about = topics_of(memory.text)
