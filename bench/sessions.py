@@ -35,6 +35,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import Figure
 from memory.schema import Memory, PersonId
 from server.memory.readpath import ReadPath
 
@@ -227,6 +228,34 @@ async def main(
     await asyncio.to_thread(_write, out / "results.json", json.dumps(results, ensure_ascii=False,
                                                                      indent=1))  # fmt: skip
     return figures
+
+
+# each check as the results table names it, in its order
+_RECORDED = (
+    ("present", "present"), ("subject", "subject"), ("cls", "class"), ("decay", "decay"),
+    ("expiry", "expiry"), ("negation", "negation"), ("language", "language"),
+    ("gone", "old values gone"), ("no_new", "noise sessions storing nothing"),
+    ("no_duplicate", "no duplicate"), ("question", "read-path questions afterwards"),
+)  # fmt: skip
+
+
+def recorded(results: dict[str, Any], persons: int) -> list[Figure]:
+    """The results table's row (bench.results) from a run's ``results.json``: every check's
+    right / total and the write time per session (p50, max)."""
+    found = {kind: tuple(pair) for kind, pair in results["figures"].items()}
+    parts = []
+    for kind, label in _RECORDED:
+        if kind in found:
+            ok, total = found[kind]
+            share = f" ({ok / total:.0%})".replace("%", " %") if kind == "present" and total else ""
+            parts.append(f"{label} {ok}/{total}{share}")
+    seconds = sorted(run["seconds"] for run in results["sessions"])
+    if seconds:
+        parts.append(f"write time p50 {seconds[len(seconds) // 2]:.0f} s, max {seconds[-1]:.0f} s")
+    model = "local model" if results["llm"] == "local" else results["llm"]
+    what = (f"external sessions ({persons} persons, {len(results['sessions'])} sessions, dev), "
+            f"{model}, only the person's turns replayed")  # fmt: skip
+    return [Figure(what, "; ".join(parts))]
 
 
 def _write(path: Path, text: str) -> None:

