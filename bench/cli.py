@@ -127,11 +127,12 @@ def bench_api(
 def bench_writepath(
     sessions: Annotated[int, typer.Option(help="sessions through the instant-LLM worker")] = 200,
     local: Annotated[bool, typer.Option(help="also the real local model (~10 min)")] = True,
+    record: Record = False,
 ) -> None:
     """Write-path throughput and LLM calls per session; local-model seconds and tag accuracy."""
     from bench.writepath import main as bench_main
 
-    bench_main(sessions, local)
+    _keep("writepath", bench_main(sessions, local), record)
 
 
 # the write model a bench talks to (bench.write_model)
@@ -448,12 +449,13 @@ def bench_agents(
 @bench_app.command("voice")
 def bench_voice(
     runs: Annotated[int, typer.Option(help="repetitions for the timing figures")] = 10,
+    record: Record = False,
 ) -> None:
     """ASR real-time factor, end of speech → stt on loopback, VAD cost per frame, CER."""
     from bench.voice import main as bench_main
 
     settings = settings_or_exit()
-    run_async(lambda: bench_main(settings, runs))
+    _keep("voice", run_async(lambda: bench_main(settings, runs)), record)
 
 
 @bench_app.command("asr")

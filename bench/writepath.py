@@ -26,6 +26,7 @@ from rich.table import Table
 
 from bench.corpus import unique_items
 from bench.device import pct
+from bench.results import Figure
 from config.settings import HearthSettings, load_settings
 from memory.schema import PersonId
 from providers.llm import JsonLLM, Message
@@ -238,17 +239,33 @@ async def local(settings: HearthSettings, folder: Path, model: Path) -> dict[str
         server.stop()
 
 
-def main(sessions: int, with_local: bool) -> None:
+def main(sessions: int, with_local: bool) -> list[Figure]:
+    """Print the figures; return the results table's row (the instant-LLM throughput)."""
+    found: list[Figure] = []
     with tempfile.TemporaryDirectory(prefix="hearth-bench-write-") as tmp:
         folder = Path(tmp)
         settings = load_settings(data_dir=folder)
         if sessions:
-            _print_instant(asyncio.run(instant(settings, sessions)))
+            result = asyncio.run(instant(settings, sessions))
+            _print_instant(result)
+            found = figures(result)
         if not with_local:
-            return
+            return found
         home = load_settings()  # the installed model lives under the real data_dir
         model = home.resolve(home.local_llm.model_file).resolve()
         _print_local(asyncio.run(local(settings, folder, model)))
+    return found
+
+
+def figures(result: dict[str, Any]) -> list[Figure]:
+    """The results table's row (bench.results): write jobs per second per worker on the instant
+    LLM, and the LLM calls a session takes."""
+    calls = sorted(set(result["calls"].values()))
+    said = " to ".join(str(c) for c in calls[:: max(len(calls) - 1, 1)])
+    return [Figure(
+        "write jobs per second per worker (instant LLM)",
+        f"{result['sessions'] / result['wall']:.1f}; {said} LLM calls per session",
+    )]  # fmt: skip
 
 
 def _print_instant(result: dict[str, Any]) -> None:

