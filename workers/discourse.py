@@ -190,6 +190,7 @@ def _topic(
     return topic
 
 
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{2,}")
 
 
@@ -243,6 +244,8 @@ def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> st
         text = text[: match.start()] + said + text[match.end() :]
     if text != fact or context.topic is None or entities.subject_of(fact, names) is not None:
         return text
+    if not _HAN.search(fact):
+        return text  # the topic-comment form is Chinese; another language keeps its own words
     if any(m.who in fact or m.said in fact for m in context.salient):
         return text  # 「接送是志刚的事」 names its member already
     return f"{context.topic.said}，{fact}"

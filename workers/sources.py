@@ -89,7 +89,7 @@ def _statement_after_command(said: str) -> bool:
 # a plan called off (one home: the merge rules take the same words)
 CANCELLED = re.compile(
     r"取消|不去了|去不成|去不了|不成了|不用去了|不办了|不买了|算了|作罢|推掉|泡汤|黄了|"
-    r"called off|cancel",
+    r"called off|cancel|scrap|not going|won't go|isn't happening",
     re.I,
 )
 _REVISES = re.compile(CANCELLED.pattern + r"|不对|不是|说错|搞错|弄错|记错|改到|改成", re.I)

@@ -72,3 +72,10 @@ def test_a_fact_naming_a_member_gets_no_topic_in_front() -> None:
     assert discourse.resolve("接送是豆豆姥姥的事", contexts[1]) == "接送是豆豆姥姥的事"
     assert discourse.resolve("每周六上午上课", contexts[1]) == "我儿子，每周六上午上课"
     assert discourse.resolve("他爸负责接送", contexts[1]) == "我儿子的爸负责接送"
+
+
+def test_another_language_gets_no_chinese_topic_in_front() -> None:
+    contexts = discourse.read(["我老婆叫Anna", "Turn off the hallway light"])
+    assert discourse.resolve("Turn off the hallway light", contexts[1]) == (
+        "Turn off the hallway light"
+    )
