@@ -375,6 +375,7 @@ def bench_heard(
     ] = [],  # noqa: B006
     only: Annotated[str, typer.Option(help="comma-separated request ids")] = "",
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    record: Record = False,
 ) -> None:
     """What a household hears: each request asked on a real `hearth up`, the spoken reply scored
     (constraint named, nothing unsafe recommended, no other's constraint, no apology or fragment,
@@ -385,6 +386,12 @@ def bench_heard(
     folder = out / (name or f"heard-{time.strftime('%m%d-%H%M')}")
     ids = [i.strip() for i in only.split(",") if i.strip()]
     run_async(lambda: bench_main(set_, llm_url, folder, set_override, ids, console))
+    if set_.name == "households.json" and not ids and not set_override:  # the table's row
+        import json
+
+        from bench.heard import recorded
+
+        _keep("heard", recorded(json.loads((folder / "results.json").read_text())), record)
 
 
 @bench_app.command("sessions")

@@ -35,6 +35,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.e2e.hearth import Answer, running_hearth
+from bench.results import Figure
 from server.device.heeding import forbidden_items
 from server.device.reply_checks import APOLOGY_EMPTY
 from server.memory.applies import item_words
@@ -284,3 +285,25 @@ def compare(run_a: Path, run_b: Path, console: Console) -> None:
         if old is None or all(bool(old[k]) == bool(after[k]) for k in keys):
             continue
         console.print(f"{after['id']} {after['text']}\n  {old['reply']}\n  → {after['reply']}")
+
+
+EXTERNAL_FIGURE = (
+    "external households ({n} questions, dev): constraints named in the spoken reply, {llm}"
+)
+
+
+def recorded(results: dict[str, Any]) -> list[Figure]:
+    """The results table's row (bench.results) for a run on the external households set."""
+    every = results["tallies"]["all"]
+    implicit = results["tallies"].get("implicit_safety")
+    named, concerned = every["named"]
+    value = f"{named}/{concerned}"
+    if implicit is not None:
+        value += f" (implicit requests {implicit['named'][0]}/{implicit['named'][1]})"
+    value += (
+        f"; {every['unsafe']} unsafe recommendations, {every['others']} other's constraints, "
+        f"{every['apologies']} apologies, {every['fragments']} fragments, "
+        f"{every['not_due']} reminders not due"
+    )
+    llm = "local model" if results["llm"] == "local" else results["llm"]
+    return [Figure(EXTERNAL_FIGURE.format(n=every["of"], llm=llm), value)]

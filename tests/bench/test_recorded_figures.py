@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from bench import asr, households, kinds, sessions, voice, write_quality, writepath
+from bench import asr, heard, households, kinds, sessions, voice, write_quality, writepath
 from bench.results import RESULTS, Figure
 from memory.utterance_kinds import UtteranceKind
 from tests.bench.test_results import _rows
@@ -97,3 +97,16 @@ def test_voice() -> None:
     asr_time, eos = voice.figures(3.18, 10, 0.422, 0.13, [0.48, 0.492, 0.505])
     assert _in_table("voice", [asr_time]).value == "422 ms (real-time factor 0.13)"
     assert _in_table("voice", [eos]).value == "492 / 505 ms"
+
+
+def test_heard_on_the_external_households() -> None:
+    tallies = {
+        "all": {"of": 60, "named": [11, 23], "unsafe": 0, "others": 0, "apologies": 3,
+                "fragments": 2, "not_due": 0},
+        "implicit_safety": {"of": 22, "named": [10, 22]},
+    }  # fmt: skip
+    figure = _in_table("heard", heard.recorded({"tallies": tallies, "llm": "local"}))
+    assert figure.value == (
+        "11/23 (implicit requests 10/22); 0 unsafe recommendations, 0 other's constraints, "
+        "3 apologies, 2 fragments, 0 reminders not due"
+    )
