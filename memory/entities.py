@@ -185,7 +185,8 @@ NOT_KIN = frozenset(
     )
 )  # fmt: skip
 # an owner before a kinship term the relation words lack: 「俺娘」「我小姑子」「我老伴」
-_OWNED = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|咱们|我|俺|咱)的?")
+OWNER = r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|咱们|我|俺|咱)的?"
+_OWNED = re.compile(OWNER)
 
 
 def subject_of(text: str, names: Iterable[str] = ()) -> str | None:

@@ -34,7 +34,7 @@ log = structlog.get_logger(__name__)
 Gender = str  # "m", "f", "pet"; "" when unknown
 
 _PRONOUN = re.compile(r"(?<![其吉])([他她它])(?![们人])")
-_OWNER = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|俺们|我们|咱们|我的|俺的|我|俺|咱)$")
+_OWNER = re.compile(entities.OWNER + "$")  # the owner right before a relation word
 # a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
 _INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")
 _FEMALE_END = set("女妈婆姐妹娘奶姥嫂姨姑媳妻")

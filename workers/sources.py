@@ -31,7 +31,7 @@ _REQUEST = re.compile(r"^(?:请|麻烦|帮我|给我|替我|你|把|帮忙)")
 # asking the assistant to do something: 「帮俺网购一箱挂面」「再帮我叫个师傅上门」
 ASKS_TO_DO = re.compile(r"^(?:再|你)?(?:帮我|帮俺|帮咱|帮忙|替我|替俺|麻烦你)(?!记)")
 # a question word: 「咱家狗叫啥」「她几岁」
-_ASKS = re.compile(r"啥|什么|谁|哪|几|多少|多大|怎么|为什么")
+_ASKS = re.compile(_INTERROGATIVE.pattern + r"|啥|几|多大")
 _DEVICE_ACT = re.compile(
     r"电话|闹钟|音乐|歌|灯|空调|电视|窗帘|音量|声音|导航|计时|定时|微信|短信|消息|笑话|故事|"
     r"小一点|大一点|亮一点|暗一点"
