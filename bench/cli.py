@@ -394,6 +394,23 @@ def bench_heard(
         _keep("heard", recorded(json.loads((folder / "results.json").read_text())), record)
 
 
+@bench_app.command("checks")
+def bench_checks(
+    runs: Annotated[list[Path], typer.Argument(help="bench run folders (heard, e2e, latency)")],
+    labels: Annotated[
+        Path | None, typer.Option(help="labelled removals (JSONL); default: the shipped set")
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="the report (default: RUN/checks.json)")] = None,
+    record: Record = False,
+) -> None:
+    """What each reply check took out of the runs' replies: sentences removed or cut, turns
+    left with only a fixed sentence, and precision on the labelled removals."""
+    from bench.checks import LABELS, figures
+    from bench.checks import main as bench_main
+
+    _keep("checks", figures(bench_main(runs, labels or LABELS, out, console)), record)
+
+
 @bench_app.command("sessions")
 def bench_sessions(
     set_: Annotated[
