@@ -25,7 +25,6 @@ from starlette.routing import Route
 from memory.identity import IdentityError, person_id
 from memory.importer import LineError, MemoryLine, import_memories, parse_lines
 from memory.locks import PersonBusyError, holding_person
-from memory.registry import Stores
 from memory.schema import CUED_CLASSES, Memory, PersonId
 from memory.store import store_call
 from memory.writes import (
@@ -41,7 +40,7 @@ from server.persons import PersonMap
 from server.traces import TraceStore
 from server.voices.checks import Refusal
 from server.voices.embedder import shared_embedder
-from server.voices.enrol import enrol
+from server.voices.enrol import enrol_member
 from server.voices.store import HouseholdFull, VoiceStore
 from server.voices.wav import wav_to_pcm16k
 from server.voices.weights import WeightsError
@@ -270,9 +269,7 @@ async def _enrol_member(
         )
     try:
         embedder = await asyncio.to_thread(shared_embedder, weights)
-        voice = await enrol(store, embedder, household, member, speaker, sentences)
-        await Stores(store.redis).create(voice.member, voice.member)
-        await PersonMap(store.redis).name_speaker(voice.member, voice.speaker)
+        voice = await enrol_member(store.redis, embedder, household, member, speaker, sentences)
     except Refusal as exc:
         status = 409 if exc.reason == "same_voice" else 422
         return JSONResponse(

@@ -15,9 +15,7 @@ from redis.asyncio import Redis
 from rich.table import Table
 
 from memory.identity import IdentityError
-from memory.registry import Stores
 from server.cli.common import console, settings_or_exit, with_redis
-from server.persons import PersonMap
 from server.voices.checks import Refusal
 from server.voices.store import HouseholdFull, Voice, VoiceStore
 from server.voices.wav import NotAWav, wav_to_pcm16k
@@ -37,7 +35,7 @@ def voices_enrol(
     """Enrol MEMBER's voice in HOUSEHOLD from three spoken sentences (enrolling again replaces
     the voiceprint and keeps the member's memories)."""
     from server.voices.embedder import shared_embedder
-    from server.voices.enrol import enrol
+    from server.voices.enrol import enrol_member
 
     settings = settings_or_exit()
     try:
@@ -49,10 +47,7 @@ def voices_enrol(
     name = speaker or member
 
     async def go(redis: Redis) -> Voice:
-        voice = await enrol(VoiceStore(redis), embedder, household, member, name, audio)
-        await Stores(redis).create(voice.member, voice.member)  # the member's memory store
-        await PersonMap(redis).name_speaker(voice.member, voice.speaker)
-        return voice
+        return await enrol_member(redis, embedder, household, member, name, audio)
 
     try:
         voice = with_redis(go)

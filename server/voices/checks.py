@@ -32,16 +32,22 @@ MIN_WINDOW_AGREEMENT = 0.69  # each 1.6 s window of a sentence against the other
 
 class Refusal(Exception):
     """An enrolment that cannot make a voiceprint: ``reason``, the 0-based ``sentence`` it
-    concerns (None for the whole enrolment) and, for ``same_voice``, the ``member`` it
-    matches."""
+    concerns (None for the whole enrolment) and, for ``same_voice`` and ``name_taken``, the
+    ``member`` it concerns and their ``speaker`` name."""
 
     def __init__(
-        self, reason: str, message: str, sentence: int | None = None, member: str | None = None
+        self,
+        reason: str,
+        message: str,
+        sentence: int | None = None,
+        member: str | None = None,
+        speaker: str | None = None,
     ) -> None:
         super().__init__(message)
         self.reason = reason
         self.sentence = sentence
         self.member = member
+        self.speaker = speaker
 
 
 @dataclass(frozen=True, slots=True)

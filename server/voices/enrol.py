@@ -12,8 +12,11 @@ import asyncio
 from collections.abc import Sequence
 
 import numpy as np
+from redis.asyncio import Redis
 
 from memory.identity import person_id
+from memory.registry import Stores
+from server.persons import PersonMap
 from server.voices.augment import conditions
 from server.voices.checks import SENTENCES, Refusal, check_agreement, check_sentence, unit_mean
 from server.voices.embedder import VoiceEmbedder
@@ -50,16 +53,48 @@ async def enrol(
     member: str,
     speaker: str,
     sentences: Sequence[bytes],
+    *,
+    own_voice_only: bool = False,
 ) -> Voice:
-    """Enrol (or re-enrol) ``member`` of ``household`` from 16 kHz 16-bit mono sentences."""
+    """Enrol (or re-enrol) ``member`` of ``household`` from 16 kHz 16-bit mono sentences.
+    ``own_voice_only``: an enrolled member is re-enrolled only by a voice that is theirs."""
     member = person_id(member)
     mean, prints = await asyncio.to_thread(measure, embedder, sentences)
-    others = [v for v in await store.voices(household) if v.member != member]
+    enrolled = await store.voices(household)
+    others = [v for v in enrolled if v.member != member]
+    known = [v for v in enrolled if v.member == member]
+    if own_voice_only and known and scores(mean, known)[0] < THRESHOLD:
+        raise Refusal(
+            "name_taken",
+            f"{known[0].speaker} is enrolled with another voice",
+            member=known[0].member,
+            speaker=known[0].speaker,
+        )
     for voice, score in zip(others, scores(mean, others), strict=True):
         if score >= THRESHOLD:
             raise Refusal(
                 "same_voice",
                 f"this voice is already enrolled as {voice.member} ({voice.speaker})",
                 member=voice.member,
+                speaker=voice.speaker,
             )
     return await store.put(household, member, speaker, prints)
+
+
+async def enrol_member(
+    redis: Redis,
+    embedder: VoiceEmbedder,
+    household: str,
+    member: str,
+    speaker: str,
+    sentences: Sequence[bytes],
+    *,
+    own_voice_only: bool = False,
+) -> Voice:
+    """``enrol``, then the member as a person of their own: their memory store exists and their
+    words are stored under their speaker name."""
+    voice = await enrol(VoiceStore(redis), embedder, household, member, speaker, sentences,
+                        own_voice_only=own_voice_only)  # fmt: skip
+    await Stores(redis).create(voice.member, voice.member)
+    await PersonMap(redis).name_speaker(voice.member, voice.speaker)
+    return voice

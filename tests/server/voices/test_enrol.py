@@ -8,9 +8,11 @@ import pytest
 from redis.asyncio import Redis
 
 from bench.voice_recordings import Speaker
+from memory.registry import Stores
+from server.persons import PersonMap
 from server.voices.checks import Refusal
 from server.voices.embedder import VoiceEmbedder
-from server.voices.enrol import enrol
+from server.voices.enrol import enrol, enrol_member
 from server.voices.identify import identify
 from server.voices.store import HOUSEHOLD_BYTES_LIMIT, MAX_MEMBERS, HouseholdFull, VoiceStore
 from tests.server.voices.conftest import pcm
@@ -70,6 +72,31 @@ async def test_re_enrolment_replaces_the_voiceprint_of_the_same_member(
     assert not np.array_equal(after.prints, before.prints)
     new_voice = voice_embedder.embed(pcm(real_speakers[1].tests[0]))
     assert float(np.max(after.prints @ new_voice)) > float(np.max(before.prints @ new_voice))
+
+
+async def test_where_anyone_may_ask_only_the_members_own_voice_re_enrols_them(
+    redis: Redis, voice_embedder: VoiceEmbedder, real_speakers: list[Speaker]
+) -> None:
+    mum, guest = real_speakers[0], real_speakers[1]
+    await enrol_member(redis, voice_embedder, HOME, "mum", "妈妈", [pcm(w) for w in mum.enrol])
+    with pytest.raises(Refusal) as caught:
+        await enrol_member(redis, voice_embedder, HOME, "mum", "妈妈",
+                           [pcm(w) for w in guest.enrol], own_voice_only=True)  # fmt: skip
+    assert caught.value.reason == "name_taken" and caught.value.speaker == "妈妈"
+    (kept,) = await VoiceStore(redis).voices(HOME)
+    assert float(np.max(kept.prints @ voice_embedder.embed(pcm(mum.tests[0])))) > 0.8
+    again = await enrol_member(redis, voice_embedder, HOME, "mum", "妈妈",
+                               [pcm(w) for w in mum.enrol], own_voice_only=True)  # fmt: skip
+    assert again.member == "mum"
+
+
+async def test_an_enrolled_member_is_a_person_with_a_store_and_a_speaker_name(
+    redis: Redis, voice_embedder: VoiceEmbedder, real_speakers: list[Speaker]
+) -> None:
+    sentences = [pcm(w) for w in real_speakers[2].enrol]
+    await enrol_member(redis, voice_embedder, HOME, "gran", "奶奶", sentences)
+    assert await PersonMap(redis).speaker_of("gran") == "奶奶"
+    assert await Stores(redis).get("gran") is not None
 
 
 async def test_removing_a_member_deletes_their_voice_data(
