@@ -82,14 +82,17 @@ class GuidedEnrolment:
             return Say(self._say("ask_name"))
         return Say(self._join(self._say("begin", name=self.speaker), self._read(0)))
 
-    def heard(self, text: str, pcm: bytes, now: float) -> Say | Enrol:
-        """The person's answer: a name, a sentence read, or a cancel word."""
-        if self.stage not in (Stage.NAME, Stage.READING):
-            raise RuntimeError(f"the enrolment is {self.stage.value}: it hears nothing now")
+    def heard(self, text: str, pcm: bytes, now: float) -> Say | Enrol | None:
+        """The person's answer: a name, a sentence read, or a cancel word. None: nothing to
+        say (they spoke while their sentences are being checked; only a cancel counts then)."""
+        if self.stage is Stage.DONE:
+            raise RuntimeError("the enrolment is over: it hears nothing now")
         self.last = now
         if is_cancel(text):
             self.stage = Stage.DONE
             return Say(self._say("cancelled"), done=True)
+        if self.stage is Stage.CHECKING:
+            return None
         if self.stage is Stage.NAME:
             self.speaker = _valid(answered_name(text, self.language))
             if self.speaker is None:

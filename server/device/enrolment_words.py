@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from server.device.phrases import normalize
+from server.voices.enrol import READ_ALOUD
 
 _ASK_ZH = re.compile(
     r"(?:记住|记下|记一下|录入|录一下|登记|认识|认一下|学习|学一下|熟悉)(?:一下)?我的?(?:声音|声纹|嗓音)"
@@ -84,19 +85,7 @@ def is_cancel(text: str) -> bool:
     return 0 < len(said) <= 16 and any(normalize(w) in said for w in CANCEL["zh"] + CANCEL["en"])
 
 
-# Sentences to read aloud: each long enough for the 1.5 s of voice a sentence needs.
-SENTENCES = {
-    "zh": (
-        "今天天气很好，我们一起去公园散步吧。",
-        "我早上喜欢喝一杯热牛奶，再吃两片面包。",
-        "周末的时候，全家人一起在厨房里做饭。",
-    ),
-    "en": (
-        "The weather is lovely today, let's take a walk in the park.",
-        "In the morning I like a cup of hot milk and two slices of toast.",
-        "At the weekend the whole family cooks together in the kitchen.",
-    ),
-}
+SENTENCES = READ_ALOUD
 ORDINAL = {"zh": ("第一句", "第二句", "最后一句"), "en": ("First", "Second", "Last")}
 SAY = {
     "zh": {
@@ -132,8 +121,8 @@ REFUSED = {
         "two_voices": "{ordinal}里好像有两个人的声音。",
         "same_voice": "这个声音已经登记成{other}了，同一个人不能用两个名字。",
         "name_taken": "{name}这个名字已经登记了另一个人的声音。"
-        "要换成你的声音，请在管理页面重新登记。",
-        "household_full": "家里登记的声音已经满了，请先在管理页面删掉一个。",
+        "要换成你的声音，请在网页控制台重新登记。",
+        "household_full": "家里登记的声音已经满了，请先在网页控制台删掉一个。",
     },
     "en": {
         "silence": "I heard nothing in the {ordinal} sentence.",

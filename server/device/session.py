@@ -30,6 +30,9 @@ from server import metrics
 from server.auth import DeviceCredentials
 from server.device.conversation import Conversation, by_person
 from server.device.early_asr import EarlyTranscript, EarlyTranscripts
+from server.device.enrolling import run_enrolment
+from server.device.enrolment import Enrol, GuidedEnrolment, Say, Stage
+from server.device.enrolment_words import enrolment_request
 from server.device.listening import (
     EndReason,
     ListenerEvent,
@@ -158,6 +161,7 @@ class DeviceSession:
         self._closing = False
         self._end_reason: str | None = None
         self._dropped_logged = False
+        self._enrolment: GuidedEnrolment | None = None  # enrolment by voice under way
         self.log = log.bind(session=self.session_id, device=creds.device_id)
 
     async def flush(self) -> None:
@@ -366,7 +370,8 @@ class DeviceSession:
                 return
             metrics.UTTERANCES.labels(outcome="turn").inc()
             marks = {"utterance_end": ended_at, "asr_start": started, "asr_done": done}
-            await self._on_user_text(text, utterance.speech_ended_at, marks, speaking)
+            await self._on_user_text(text, utterance.speech_ended_at, marks, speaking,
+                                     utterance.pcm)  # fmt: skip
 
     def _identify(self, pcm: bytes) -> asyncio.Task[Identification | None] | None:
         speakers = self.services.speakers
@@ -413,7 +418,9 @@ class DeviceSession:
         received_at: float,
         marks: dict[str, float] | None = None,
         speaking: PersonId | None = None,
+        pcm: bytes = b"",
     ) -> None:
+        """Answer what the person said (``pcm``: the utterance, when it was spoken)."""
         if not text:
             return
         self.conversation.speaking = speaking  # what is said and answered now is theirs
@@ -432,11 +439,60 @@ class DeviceSession:
             self._turn = asyncio.create_task(self._say_goodbye(text, received_at))
             return
         await self._refresh_person()
+        if await self._enrolment_turn(text, pcm, received_at):
+            return
         kind = "text"
         if is_one_of(text, self.settings.wake_words):
             kind, text = "wake_word", self.settings.greeting
         metrics.TURNS.labels(kind=kind).inc()
         await self._start_turn(lambda turn: turn.run(text, started=received_at, marks=marks))
+
+    # ---- enrolment by voice --------------------------------------------------------------------
+
+    async def _enrolment_turn(self, text: str, pcm: bytes, received_at: float) -> bool:
+        """Whether ``text`` is part of an enrolment by voice (``server.device.enrolment``):
+        the request that begins one, or an answer to it. Its exchange is spoken like any reply
+        but kept out of the conversation: neither the model nor the write path sees the
+        sentences read aloud."""
+        flow = self._enrolment
+        if flow is not None and (flow.done or flow.expired(received_at)):
+            flow = self._enrolment = None
+        step: Say | Enrol | None
+        if flow is None:
+            request = enrolment_request(text)
+            if request is None:
+                return False
+            flow = self._enrolment = GuidedEnrolment(request, received_at)
+            step = flow.start() if self.services.speakers is not None else flow.unavailable()
+            self.log.info("voice.enrol_started", speaker=request.speaker)
+        else:
+            step = flow.heard(text, pcm, received_at)
+            if step is None:
+                return True
+        metrics.TURNS.labels(kind="enrolment").inc()
+        reply = self._enrolment_reply(flow, step, text, received_at)
+        await self._start_turn(reply, aside=True)
+        return True
+
+    def _enrolment_reply(
+        self, flow: GuidedEnrolment, step: Say | Enrol, heard: str, started: float
+    ) -> Callable[[Turn], Awaitable[None]]:
+        async def reply(turn: Turn) -> None:
+            said = step
+            if isinstance(said, Enrol):
+                assert self.services.speakers is not None
+                try:
+                    said = await run_enrolment(
+                        self.services.speakers, self.person, flow, said, self.log
+                    )
+                finally:
+                    if flow.stage is Stage.CHECKING and self._enrolment is flow:
+                        self._enrolment = None  # cancelled while checking: abandoned
+            if said.done and self._enrolment is flow:
+                self._enrolment = None
+            await turn.say(said.text, heard=heard, started=started)
+
+        return reply
 
     async def _say_goodbye(self, heard: str, received_at: float) -> None:
         turn = self._new_turn()
@@ -446,16 +502,20 @@ class DeviceSession:
         self.log.info("session.exit_phrase", text=heard)
         await self._close(CloseCode.NORMAL, "goodbye")
 
-    async def _start_turn(self, action: Callable[[Turn], Awaitable[None]]) -> None:
+    async def _start_turn(
+        self, action: Callable[[Turn], Awaitable[None]], aside: bool = False
+    ) -> None:
+        """``aside``: the turn's exchange stays out of the conversation and the transcript."""
         await self._cancel_turn(reply_stop=False)
-        self._turn = asyncio.create_task(self._run_turn(action(self._new_turn())))
+        turn = self._new_turn(Conversation(0) if aside else None)
+        self._turn = asyncio.create_task(self._run_turn(action(turn)))
 
-    def _new_turn(self) -> Turn:
+    def _new_turn(self, conversation: Conversation | None = None) -> Turn:
         return Turn(
             self.services.turn,
             self.protocol,
             self.flush,
-            self.conversation,
+            conversation if conversation is not None else self.conversation,
             self.encoder,
             self.mcp,
             ToolContext(self._speaking_person(), self.creds.device_id, self.session_id),

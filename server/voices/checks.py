@@ -25,6 +25,7 @@ RATE = 16000
 SENTENCES = 3
 MIN_VOICE_S = 1.5
 MIN_RMS = 0.003  # about -50 dBFS: below this a "sentence" is a quiet room
+QUIET_BELOW_PEAK = 10 ** (-30 / 20)  # a window this far below the loudest is not speech
 MIN_SPEECH_FRACTION = 0.4  # of the sentence's loud 32 ms windows
 MIN_SENTENCE_AGREEMENT = 0.80  # a sentence against the mean of the others
 MIN_WINDOW_AGREEMENT = 0.69  # each 1.6 s window of a sentence against the others' mean
@@ -68,6 +69,23 @@ def hear(wav: np.ndarray) -> Heard:
             loud += 1
         voiced += vad.frame_probability(chunk.tobytes()) >= 0.5
     return Heard(voiced * size / RATE, voiced / loud if loud else 0.0)
+
+
+def trim_quiet(wav: np.ndarray) -> np.ndarray:
+    """``wav`` without its quiet start and end (32 ms windows more than 30 dB below its loudest,
+    one kept on each side). An utterance cut on a device keeps its pre-roll and the silence that
+    ended it, a recording in a browser the moments before and after speaking: a 1.6 s window of
+    that quiet is not the voice of the other sentences (``two_voices``)."""
+    size = 512
+    n = len(wav) // size
+    if n == 0:
+        return wav
+    rms = np.sqrt(np.mean(wav[: n * size].reshape(n, size) ** 2, axis=1))
+    loud = np.flatnonzero(rms >= max(MIN_RMS, float(np.max(rms)) * QUIET_BELOW_PEAK))
+    if loud.size == 0:
+        return wav  # all quiet: the silence check says so
+    first, last = max(0, int(loud[0]) - 1), min(n, int(loud[-1]) + 2)
+    return wav[first * size : last * size]
 
 
 def check_sentence(wav: np.ndarray, embedder: VoiceEmbedder, n: int) -> np.ndarray:

@@ -18,11 +18,33 @@ from memory.identity import person_id
 from memory.registry import Stores
 from server.persons import PersonMap
 from server.voices.augment import conditions
-from server.voices.checks import SENTENCES, Refusal, check_agreement, check_sentence, unit_mean
+from server.voices.checks import (
+    SENTENCES,
+    Refusal,
+    check_agreement,
+    check_sentence,
+    trim_quiet,
+    unit_mean,
+)
 from server.voices.embedder import VoiceEmbedder
 from server.voices.features import pcm16_to_float
 from server.voices.identify import THRESHOLD, scores
 from server.voices.store import Voice, VoiceStore
+
+# Sentences to read aloud (the device reads them first, the console shows them): each long
+# enough for the 1.5 s of voice a sentence needs.
+READ_ALOUD = {
+    "zh": (
+        "今天天气很好，我们一起去公园散步吧。",
+        "我早上喜欢喝一杯热牛奶，再吃两片面包。",
+        "周末的时候，全家人一起在厨房里做饭。",
+    ),
+    "en": (
+        "The weather is lovely today, let's take a walk in the park.",
+        "In the morning I like a cup of hot milk and two slices of toast.",
+        "At the weekend the whole family cooks together in the kitchen.",
+    ),
+}
 
 
 def voiceprints(embedder: VoiceEmbedder, sentences: Sequence[np.ndarray]) -> np.ndarray:
@@ -40,7 +62,7 @@ def measure(embedder: VoiceEmbedder, sentences: Sequence[bytes]) -> tuple[np.nda
     the event loop)."""
     if len(sentences) != SENTENCES:
         raise Refusal("sentences", f"enrolment takes {SENTENCES} sentences, got {len(sentences)}")
-    waves = [pcm16_to_float(s) for s in sentences]
+    waves = [trim_quiet(pcm16_to_float(s)) for s in sentences]
     windows = [check_sentence(w, embedder, n) for n, w in enumerate(waves)]
     check_agreement(windows)
     return unit_mean([unit_mean(w) for w in windows]), voiceprints(embedder, waves)

@@ -10,6 +10,7 @@ log rather than failing turns.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import structlog
@@ -17,13 +18,19 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from server.voices.embedder import VoiceEmbedder, shared_embedder
+from server.voices.enrol import enrol_member
 from server.voices.identify import Identification, identify
-from server.voices.store import VoiceStore
+from server.voices.members import member_for
+from server.voices.store import Voice, VoiceStore
 from server.voices.weights import WeightsError
 
 log = structlog.get_logger(__name__)
 # a long utterance is identified on its first seconds: the cost stays that of a 3–4 s utterance
 MAX_AUDIO_BYTES = 4 * 16000 * 2
+
+
+class VoicesUnavailable(Exception):
+    """Voices cannot be enrolled in this process (no encoder weights)."""
 
 
 class SpeakerIdentifier:
@@ -52,6 +59,23 @@ class SpeakerIdentifier:
         log.info("voice.speaker", household=household, member=found.member,
                  score=round(found.score, 3), best=found.best)  # fmt: skip
         return found
+
+    async def enrol(
+        self, household: str, speaker: str, sentences: Sequence[bytes]
+    ) -> tuple[Voice, bool]:
+        """Enrol ``speaker`` in ``household`` by voice on a device, and whether they were
+        enrolled before: a name already enrolled is re-enrolled only by its own voice
+        (``Refusal`` ``name_taken``), a new name becomes a member of this household
+        (``members.member_for``). Raises ``Refusal``, ``HouseholdFull``, ``VoicesUnavailable``
+        and Redis's errors."""
+        embedder = await self._load()
+        if embedder is None:
+            raise VoicesUnavailable("the voice encoder is not installed")
+        enrolled = await self.store.voices(household)
+        member = member_for(household, speaker, enrolled)
+        voice = await enrol_member(self.store.redis, embedder, household, member, speaker,
+                                   sentences, own_voice_only=True)  # fmt: skip
+        return voice, any(v.member == member for v in enrolled)
 
     async def _load(self) -> VoiceEmbedder | None:
         if self._embedder is None and not self._broken:

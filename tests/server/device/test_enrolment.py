@@ -85,6 +85,7 @@ def test_a_named_request_reads_three_sentences_then_enrols_them() -> None:
     enrol = _reads_three(flow)
     assert enrol == Enrol("妈妈", tuple(AUDIO))
     assert flow.stage is Stage.CHECKING and not flow.expired(now=1000.0)
+    assert flow.heard("好了吗", AUDIO[0], 4.0) is None  # still checking: nothing to say
     done = flow.enrolled(again=False)
     assert done.done and "记住了，妈妈" in done.text and flow.done
 
@@ -97,6 +98,16 @@ def test_without_a_name_it_asks_who_is_speaking_first() -> None:
     named = flow.heard("我是外婆", b"...", 2.0)
     assert isinstance(named, Say) and "外婆" in named.text and SENTENCES["zh"][0] in named.text
     assert _reads_three(flow).speaker == "外婆"
+
+
+def test_cancel_ends_the_flow_even_while_the_sentences_are_checked() -> None:
+    flow = GuidedEnrolment(EnrolmentRequest("en", "Mum"), now=0.0)
+    flow.start()
+    for n, audio in enumerate(AUDIO):
+        flow.heard(SENTENCES["en"][n], audio, float(n))
+    assert flow.stage is Stage.CHECKING
+    cancelled = Say("OK, cancelled. Your voice was not saved.", done=True)
+    assert flow.heard("never mind", b"", 5.0) == cancelled
 
 
 def test_cancel_ends_the_flow_at_any_step() -> None:
