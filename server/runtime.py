@@ -590,10 +590,15 @@ def _console_server(
     key = secret_value(None, settings.data_dir, "console_key").encode()
     ctx = ConsoleContext(redis, memory, SessionSigner(key, settings.console.session_ttl_s),
                          authority_for(settings), settings.console.secure_cookie,
-                         photo_files(settings))  # fmt: skip
+                         photo_files(settings), _voice_weights(settings))  # fmt: skip
     config = http_config(build_console(ctx), settings, settings.console.port)
     log.info("console.listening", url=f"http://{settings.server.host}:{settings.console.port}/")
     return [_QuietServer(config)]
+
+
+def _voice_weights(settings: HearthSettings) -> Path | None:
+    voices = settings.voices
+    return settings.resolve(voices.weights_file) if voices.enabled else None
 
 
 HEADER_BYTES = 16 * 1024  # request line + headers; a larger head is refused

@@ -37,6 +37,7 @@ class ConsoleContext:
     authority: TokenAuthority
     secure_cookie: bool = False
     photos: PhotoFiles | None = None  # where image memories keep their photos
+    voice_weights: Path | None = None  # the voice encoder (None: voices switched off)
 
     @property
     def accounts(self) -> Accounts:
