@@ -86,10 +86,13 @@ async def voices(request: Request, account: Account, session: Session) -> Respon
     if account.admin:
         mapped = set((await PersonMap(ctx.redis).all()).values())
         households = sorted({account.person, *mapped, *await store.households()})
-    return page(request, "voices.html", title="家人的声音", account=account, csrf=session.csrf,
-                household=household, members=members, households=households,
-                size=await store.size_bytes(household), enabled=ctx.voice_weights is not None,
-                sentences=READ_ALOUD["zh"])  # fmt: skip
+    response = page(request, "voices.html", title="家人的声音", account=account,
+                    csrf=session.csrf, household=household, members=members,
+                    households=households, size=await store.size_bytes(household),
+                    enabled=ctx.voice_weights is not None, sentences=READ_ALOUD["zh"])  # fmt: skip
+    # a recorded sentence is played back from a blob: URL before it is sent
+    response.headers["Content-Security-Policy"] += "; media-src 'self' blob:"
+    return response
 
 
 @viewer
