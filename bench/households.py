@@ -40,6 +40,8 @@ from server.memory.readpath import ReadPath, quiet_kind
 
 DAY = 86400.0
 TOP_K = 5
+# the scenarios of a requests set whose requests must inject nothing when they concern nothing
+NOISE_SCENARIOS = frozenset(("chit_chat", "device_command", "unrelated_task"))
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class HouseholdSet:
 
 def load_set(path: Path) -> HouseholdSet:
     data = json.loads(path.read_text())
+    if "requests" in data:
+        return _requests_set(data)
     memories = {}
     for person, rows in data["persons"].items():
         memories[person] = rows["memories"] if isinstance(rows, dict) else rows
@@ -79,6 +83,20 @@ def load_set(path: Path) -> HouseholdSet:
         for q in data["questions"]
     ]
     return HouseholdSet(memories, questions)
+
+
+def _requests_set(data: dict[str, Any]) -> HouseholdSet:
+    """A set of requests (``hearth bench heard``'s kind) read as recall questions: the
+    constraints a request concerns must be in the safety group; a request expecting a plain
+    acknowledgement and concerning nothing is scored as noise."""
+    questions = []
+    for r in data["requests"]:
+        concerns = tuple(c["memory"] for c in r.get("concerns") or ())
+        questions.append(Question(
+            r["id"], r["household"], r.get("scenario", ""), r["text"], concerns, (),
+            not concerns and r.get("scenario") in NOISE_SCENARIOS, (),
+        ))  # fmt: skip
+    return HouseholdSet(dict(data["memories"]), questions)
 
 
 def memory_line(row: dict[str, Any], now: float) -> MemoryLine:

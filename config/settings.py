@@ -168,6 +168,8 @@ class MemorySettings(_Section):
     embedding_dim: int = Field(ge=8)
     threshold: float = Field(ge=-1, le=1)
     strict_threshold: float = Field(ge=-1, le=1)
+    prominence: float = Field(ge=0, le=2)
+    prominence_floor: float = Field(ge=-1, le=1)
     limit: int = Field(ge=1, le=50)
     entity_limit: int = Field(ge=0, le=20)
     relation_threshold: float = Field(ge=-1, le=1)

@@ -60,9 +60,12 @@ _NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她�
 
 
 def relations_in(text: str) -> list[str]:
-    """Relation words a question is about; family words expand to every relation."""
+    """Relation words a question is about; family words expand to every relation. A relative
+    named from the child's side (孩子奶奶, 娃他姥爷) is the speaker's relative of that person,
+    either parent speaking (``kinship.from_childs_side``: 妈妈 / 婆婆 …)."""
     if any(word in text for word in FAMILY_WORDS):
         return list(RELATIONS)
+    text, childs = _childs_side(text)
     found = [word for word in (*RELATIONS, *_GROUP) if word in text]
     # drop shorter words inside longer hits (女朋友 is not 朋友; 我妈妈 is one mention)
     found = [w for w in found if not any(w != o and w in o for o in found)]
@@ -71,7 +74,46 @@ def relations_in(text: str) -> list[str]:
         for same in _GROUP.get(word, (word,)):
             if same in RELATIONS and same not in expanded:
                 expanded.append(same)
+    # a grandparent no one owns in the request is the children's (从儿称: 「让爷爷来接」 is the
+    # speaker's father or father-in-law), beside the speaker's own grandparent
+    for word in [w for w in found if kinship.generation(w) == 2 and _unowned(text, w)]:
+        childs += [t for t in kinship.from_childs_side(word) if t not in childs]
+    for word in childs:
+        for same in _GROUP.get(word, (word,)):
+            if same not in expanded:
+                expanded.append(same)
     return expanded
+
+
+# the speaker's child as the owner of a kinship term (孩子奶奶, 娃的姥爷, 宝宝他外公)
+_CHILD_OWNER = re.compile(r"(?:孩子|小孩|娃娃|娃|宝宝)(?:的|他|她|们的)?")
+
+
+def _unowned(text: str, word: str) -> bool:
+    """Does ``word`` occur in ``text`` once at least without the speaker owning it (我爷爷)?"""
+    return any(
+        not re.search(OWNER + "$", text[: found.start()])
+        for found in re.finditer(re.escape(word), text)
+    )
+
+
+def _childs_side(text: str) -> tuple[str, list[str]]:
+    """The text without its relatives named from the child's side, and the speaker's terms
+    for them."""
+    terms: list[str] = []
+    kept, at = [], 0
+    for owner in _CHILD_OWNER.finditer(text):
+        if owner.start() < at:
+            continue
+        term = kinship.longest_at(text, owner.end(), single_char=False)
+        speaker_side = kinship.from_childs_side(term) if term else ()
+        if not speaker_side:
+            continue
+        assert term is not None
+        terms += [t for t in speaker_side if t not in terms]
+        kept.append(text[at : owner.start()])
+        at = owner.end() + len(term)
+    return "".join(kept) + text[at:], terms
 
 
 def linked_to(question: str, subject: str | None, about: Iterable[str]) -> list[str]:

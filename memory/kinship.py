@@ -89,6 +89,30 @@ def source() -> dict[str, Any]:
     return dict(_table().source)
 
 
+# the first hop of a relation seen from the speaker's child, and what the speaker calls that
+# parent when the speaker is a man ("m") or a woman ("f"): the child's father is a man
+# speaking's self and a woman speaking's husband ("h"); the child's mother the reverse ("w")
+_CHILD_PARENT = {"f": {"m": "", "f": "h"}, "m": {"m": "w", "f": ""}}
+
+
+def from_childs_side(term: str) -> tuple[str, ...]:
+    """What the speaker calls the relative their child calls ``term`` — both readings, for a
+    father and for a mother speaking (孩子奶奶 → 妈妈 … for him, 婆婆 … for her; 孩子姥爷 →
+    岳父 … for him, 爸爸 … for her), every term of the table for each; () when ``term`` is not a
+    relative of the child's through a parent, or names the speaker or their spouse."""
+    found = entry(term)
+    if found is None:
+        return ()
+    wanted: set[str] = set()
+    for chain in found.chains:
+        first, _, rest = chain.partition(",")
+        if first not in _CHILD_PARENT or not rest or "[" in rest:
+            continue
+        for via in _CHILD_PARENT[first].values():
+            wanted.add(f"{via},{rest}" if via else rest)
+    return tuple(sorted(t for t, kin in _table().kin.items() if wanted & set(kin.chains)))
+
+
 def longest_at(text: str, start: int, *, single_char: bool = True) -> str | None:
     """The longest kinship term in ``text`` starting at ``start``; with ``single_char=False``
     a lone 妈/哥/娘 … does not count."""

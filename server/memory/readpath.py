@@ -55,6 +55,8 @@
 
 from __future__ import annotations
 
+import re
+import statistics
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -83,6 +85,7 @@ from server.understanding.words import warm as warm_words
 
 log = structlog.get_logger(__name__)
 EXPIRY_SLACK = 4  # extra direct hits fetched so that a few expired ones cost no round trip
+PROMINENCE_PAGE = 6  # hits a page needs before the closest one's standing out is read from it
 LEXICAL_TERMS = 2  # content terms a lexical hit shares with an unanchored question (LoCoMo dev)
 LEXICAL_TERMS_ANCHORED = 1
 # an unanchored question asks about one thing: the closest memory sharing its topic word is
@@ -217,7 +220,8 @@ class ReadPath:
         question, vector, relations = understood.text, understood.vector, understood.relations
         assert vector is not None  # embedded first
         s = self.settings
-        searches = [Search(vector, s.limit + EXPIRY_SLACK, s.threshold, exclude_expired=False)]
+        # the whole page, whatever its scores: how far the closest stands out is read from it
+        searches = [Search(vector, s.limit + EXPIRY_SLACK, None, exclude_expired=False)]
         if s.lexical_limit:
             searches.append(Search(vector, s.lexical_limit, s.lexical_threshold, text=question))
         # a request naming only something a constraint family covers (「我们去坐摩天轮吧」)
@@ -257,7 +261,12 @@ class ReadPath:
         live = [h for h in first[0] if not h.memory.expired(now)]
         # a full page with too few live hits: more may lie below it → ask again in round 2
         reading.again = len(first[0]) == searches[0].limit and len(live) < s.limit
-        direct = self._direct(question, reading.anchored, live[: s.limit])
+        # a question about a place of the world (「杭州有多少人口？」) is not about the home
+        # there, however alike they read
+        world = not reading.anchored and bool(places_in(question))
+        direct = self._direct(
+            question, reading.anchored, live[: s.limit], None if world else _standing_out(live)
+        )
         _collect(found, direct, "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
@@ -323,7 +332,7 @@ class ReadPath:
             if asked:  # …and so does the kind of fact asked (「我女儿最着迷什么」: her likes)
                 second.append(Search(vector, s.entity_limit, None, tuple(concerned), slots=asked))
         if reading.again:
-            second.append(Search(vector, s.limit, s.threshold))
+            second.append(Search(vector, s.limit + EXPIRY_SLACK, None))
         if reading.cued:  # the memories cues point at, read by id
             second.append(Search(vector, len(reading.cued), None, ids=tuple(reading.cued)))
         return second
@@ -333,7 +342,12 @@ class ReadPath:
         if reading.cued:
             _collect_cued(found, reading.understood, hits.pop(), reading.cued, now)
         if reading.again:
-            _collect(found, self._direct(question, reading.anchored, hits.pop()), "direct", now)
+            page = hits.pop()
+            world = not reading.anchored and bool(places_in(question))
+            again = self._direct(
+                question, reading.anchored, page, None if world else _standing_out(page)
+            )
+            _collect(found, again, "direct", now)
         for about in hits:
             _collect(found, about, "entity", now)
 
@@ -346,9 +360,12 @@ class ReadPath:
         # whichever round brought it (「我头疼，能吃片布洛芬吗？」 and 爸爸's gout); whom it
         # concerns, again with the name statements round 2 brought (「女儿叫小橙子」 for 橙橙)
         scope = _scope(question, ordered, _linked(ordered, question))
+        shared_home = _shares_the_home(reading.understood, scope)
         result.unconcerned = [
-            r.memory for r in ordered if not _concerns(question, scope, reading.concerned, r.memory)
-        ]
+            r.memory for r in ordered
+            if not _concerns(question, scope, reading.concerned, r.memory)
+            and not (shared_home and r.why in MEANT and _of_a_pet(r.memory))
+        ]  # fmt: skip
         # …and on a question for what is so that no constraint could touch (「小橙子周六几点上
         # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
         # model said the peanut allergy and stopped, the class time never said
@@ -417,10 +434,26 @@ class ReadPath:
             or len(asked & terms.terms(h.memory.text)) >= needed
         ]
 
-    def _direct(self, question: str, anchored: bool, hits: list[Hit]) -> list[Hit]:
-        topic = _Topic(question, self.settings.topic_terms)
+    def _direct(
+        self, question: str, anchored: bool, hits: list[Hit], prominence: float | None
+    ) -> list[Hit]:
+        """The direct hits recalled: the closest when it stands out from the person's other
+        memories (``prominence``: relative to this store and this question, not a fixed cut),
+        then each above ``threshold`` that ``_accept`` or ``_Topic`` keeps."""
+        s = self.settings
+        topic = _Topic(question, s.topic_terms)
         accepted, by_topic = [], 0
-        for hit in hits:  # best first
+        for rank, hit in enumerate(hits):  # best first
+            if (
+                rank == 0 and s.prominence and prominence is not None
+                and prominence >= s.prominence and hit.score >= s.prominence_floor
+            ):  # fmt: skip
+                log.debug("memory.prominent", key=hit.memory.key, score=round(hit.score, 3),
+                          prominence=round(prominence, 3))  # fmt: skip
+                accepted.append(hit)
+                continue
+            if hit.score < s.threshold:
+                continue
             verdict = self._accept(question, anchored, hit)
             if verdict is None and by_topic < TOPIC_HITS:
                 verdict = topic.shared_with(hit.memory)
@@ -594,6 +627,15 @@ def _about_whom_asked(
     return kept
 
 
+def _standing_out(page: list[Hit]) -> float | None:
+    """How far the closest memory stands out from the others of the page: its cosine minus the
+    median of the rest. None on a page too short to tell (a store of a few memories)."""
+    if len(page) < PROMINENCE_PAGE:
+        return None
+    rest = sorted(h.score for h in page[1:])
+    return page[0].score - float(statistics.median(rest))
+
+
 def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:
     for hit in hits:
         memory = hit.memory
@@ -674,6 +716,28 @@ def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: 
     if memory.cls is not MemoryClass.SAFETY or scope.covers(question, memory):
         return True
     return any(word in concerned for word in _who(memory))
+
+
+def _shares_the_home(understood: Question, scope: lookup.Scope) -> bool:
+    """Is the request about the home the pets share rather than about someone's plate? A pet's
+    constraint the request means (a lily on the table, a non-stick pan left on the fire) is its
+    concern when it names no other member and is not about what the speaker eats."""
+    if scope.relations and not any(w in entities.PETS for w in scope.relations):
+        return False
+    return _EATING.search(understood.text) is None or "pet" in understood.topics
+
+
+def _of_a_pet(memory: Memory) -> bool:
+    """Is the memory about one of the household's animals (its subject or what it mentions)?"""
+    about = (memory.subject or "", *memory.entities)
+    return any(entities.canonical(w) in _PET_WORDS for w in about) or any(
+        w in memory.text for w in _PET_WORDS
+    )
+
+
+_PET_WORDS = frozenset((*entities.PETS, "兽医", "宠物医院"))
+# what a person does with food and medicine: the plate is theirs, not the home's
+_EATING = re.compile(r"吃|喝|尝|嚼|啃|咽|服用|ate|eat|drink", re.IGNORECASE)
 
 
 def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]:

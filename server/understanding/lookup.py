@@ -110,7 +110,11 @@ class Scope:
             return memory.subject not in entities.SELF_WORDS
         if self.everyone or entities.mentions(question, memory.subject, memory.entities):
             return True  # the request names them (小橙子, 年糕), or names nobody
-        return any(word in self.relations for word in about)
+        if any(word in self.relations for word in about):
+            return True
+        # one relation, many spellings: 我妈 / 老妈 / 母亲 are the 妈妈 a request names
+        named = {entities.canonical(word) for word in self.relations}
+        return any(entities.canonical(word) in named for word in about)
 
 
 def scope_of(question: str, named: Sequence[str] = (), linked: Sequence[str] = ()) -> Scope:

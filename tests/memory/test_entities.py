@@ -58,3 +58,15 @@ def test_entities_cover_subject_names_and_known_names() -> None:
 def test_a_question_word_is_not_a_name() -> None:
     assert names_in("你还记得我儿子小名叫啥吗") == []
     assert names_in("我儿子小名叫豆豆") == ["豆豆"]
+
+
+def test_a_relative_named_from_the_childs_side_is_the_speakers() -> None:
+    found = relations_in("孩子奶奶腰疼，给她贴张膏药")
+    assert "婆婆" in found and "妈妈" in found
+    assert "孩子" not in found  # the child owns the word; the request is not about the child
+    assert "公公" in relations_in("娃他爷爷明天过来")
+
+
+def test_a_grandparent_no_one_owns_is_also_the_childrens() -> None:
+    assert "公公" in relations_in("让爷爷去接一下")
+    assert relations_in("我爷爷明天来") == ["爷爷"]  # the speaker's own

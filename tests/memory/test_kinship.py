@@ -111,3 +111,19 @@ def test_generator_reproduces_the_table(tmp_path: Path) -> None:
     )
     assert out.read_text() == (ROOT / "memory" / "kinship.json").read_text()
     assert json.loads(out.read_text())["source"]["version"] == "1.2.9"
+
+
+def test_a_relative_seen_from_the_childs_side_is_the_speakers_either_way() -> None:
+    """孩子奶奶 is a father's mother and a mother's mother-in-law; 孩子姥爷 the reverse side."""
+    grandma = kinship.from_childs_side("奶奶")
+    assert {"妈妈", "婆婆"} <= set(grandma) and "岳母" not in grandma
+    grandpa = kinship.from_childs_side("姥爷")
+    assert {"岳父", "爸爸"} <= set(grandpa) and "公公" not in grandpa
+    # a dialect word with both grandmothers' readings keeps both
+    assert {"婆婆", "岳母", "妈妈"} <= set(kinship.from_childs_side("阿嬷"))
+
+
+def test_the_childs_parents_and_unknown_words_have_no_other_side() -> None:
+    assert kinship.from_childs_side("爸爸") == ()  # the speaker, or their spouse
+    assert kinship.from_childs_side("孩子") == ()
+    assert kinship.from_childs_side("桌子") == ()
