@@ -17,11 +17,26 @@ ToolHandler = Callable[[dict[str, Any], "ToolContext"], Awaitable[str]]
 
 
 @dataclass(frozen=True, slots=True)
+class Sharing:
+    """Another store of the household a turn may read (``server.memory.household_read``): the
+    household's own (the device's person: all of it) or another member's (their constraints
+    only). ``name``: who "我" is in that store's memories (its owner, as the household calls
+    them)."""
+
+    person: PersonId
+    name: str
+    whole: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class ToolContext:
     person: PersonId
     device_id: str
     session_id: str
     trace: TurnTrace = field(default_factory=TurnTrace)  # this turn's, filled as it runs
+    # the household's other stores this turn reads beside ``person``'s (a member identified by
+    # voice: the household's memory and the other members' constraints); () for everyone else
+    household: tuple[Sharing, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,10 +69,10 @@ def voices_list(household: str) -> None:
         return await store.voices(household), await store.size_bytes(household)
 
     voices, size = with_redis(go)
-    table = Table("member", "speaker", "voiceprints", "enrolled")
+    table = Table("member", "speaker", "voiceprints", "enrolled", "private")
     for v in voices:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(v.enrolled_at))
-        table.add_row(v.member, v.speaker, str(len(v.prints)), when)
+        table.add_row(v.member, v.speaker, str(len(v.prints)), when, "yes" if v.private else "")
     console.print(table)
     console.print(f"{len(voices)} voices, {size:,} bytes of voice data")
 
@@ -83,3 +83,20 @@ def voices_remove(household: str, member: str) -> None:
     them with ``hearth memory`` if the operator chooses."""
     removed = with_redis(lambda redis: VoiceStore(redis).remove(household, member))
     console.print(f"{household}: {member} {'removed' if removed else 'was not enrolled'}")
+
+
+@voices_app.command("private")
+def voices_private(
+    household: str,
+    member: str,
+    private: Annotated[
+        bool, typer.Option("--private/--shared", help="private: nothing of theirs to other voices")
+    ] = True,
+) -> None:
+    """Mark MEMBER of HOUSEHOLD private (nothing of their memory is read to another voice, not
+    even their constraints) or shared again (their constraints are the household's)."""
+    voice = with_redis(lambda redis: VoiceStore(redis).set_private(household, member, private))
+    if voice is None:
+        console.print(f"{household}: {member} is not enrolled")
+        raise typer.Exit(1)
+    console.print(f"{household}: {voice.member} is {'private' if voice.private else 'shared'}")

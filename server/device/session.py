@@ -61,7 +61,7 @@ from server.protocol.messages import (
     McpReceived,
     PingReceived,
 )
-from server.tools import ToolContext
+from server.tools import Sharing, ToolContext
 from server.voices.identify import Identification
 from server.voices.speaking import SpeakerIdentifier
 from workers.contract import Said
@@ -162,6 +162,7 @@ class DeviceSession:
         self._end_reason: str | None = None
         self._dropped_logged = False
         self._enrolment: GuidedEnrolment | None = None  # enrolment by voice under way
+        self._shared: tuple[Sharing, ...] = ()  # the household stores a member's turn reads
         self.log = log.bind(session=self.session_id, device=creds.device_id)
 
     async def flush(self) -> None:
@@ -382,6 +383,7 @@ class DeviceSession:
     async def _speaker(self, who: asyncio.Task[Identification | None] | None) -> PersonId | None:
         """The member identified (bounded: an identification still running after ASR gets
         ``SPEAKER_WAIT_S`` more, then the utterance is the device's person's)."""
+        self._shared = ()
         if who is None:
             return None
         try:
@@ -390,7 +392,11 @@ class DeviceSession:
         except TimeoutError:
             self.log.warning("voice.speaker_late", waited_s=SPEAKER_WAIT_S)
             return None
-        return found.member if found is not None else None
+        if found is None:
+            return None
+        # what the member hears beside their own memory: the household's (server.memory)
+        self._shared = found.sharing(self.person, str(self.person))
+        return found.member
 
     async def _drain_voice(self) -> None:
         """The device is gone: transcribe what it was still saying, bounded in time."""
@@ -518,7 +524,12 @@ class DeviceSession:
             conversation if conversation is not None else self.conversation,
             self.encoder,
             self.mcp,
-            ToolContext(self._speaking_person(), self.creds.device_id, self.session_id),
+            ToolContext(
+                self._speaking_person(),
+                self.creds.device_id,
+                self.session_id,
+                household=self._shared if self.conversation.speaking else (),
+            ),
         )
 
     def _speaking_person(self) -> PersonId:

@@ -55,6 +55,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import statistics
 import time
@@ -69,10 +70,10 @@ from memory.schema import Memory, MemoryClass, PersonId
 from memory.store import Hit, MemoryStore, Search, search_async
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Embedder, Vector, embed_async
-from server.memory import applies
+from server.memory import applies, household_read
 from server.memory.read_result import Group, ReadResult, Recalled, Why
 from server.memory.render import describe, render_block
-from server.tools import ToolContext
+from server.tools import Sharing, ToolContext
 from server.understanding import knowledge, lookup
 from server.understanding.grounding import (
     Grounds,
@@ -177,6 +178,7 @@ class ReadPath:
         self.store = store
         self.settings = settings
         self.embedded_llm = embedded_llm  # the related budget (``related_limit: auto``)
+        self._shared: dict[str, ReadPath] = {}  # other stores of a household, by owner
         warm_words()  # the place names of unanchored questions: jieba's dictionary, once
 
     async def recall(self, person: PersonId, question: str, now: float | None = None) -> ReadResult:
@@ -477,7 +479,10 @@ class ReadPath:
     async def read(self, utterance: str, context: ToolContext) -> ReadResult:
         """A device turn's read (``server.device.turn.MemoryReader``): recall, log what was
         injected, record the result in the turn's trace, return it."""
-        recall = await self.recall(context.person, utterance)
+        if context.household:
+            recall = await self._with_household(utterance, context)
+        else:
+            recall = await self.recall(context.person, utterance)
         if quiet_kind(recall.kind):
             # a command to the device or chit-chat: nothing of memory is read out for it (the
             # trace and the log say so: what was found is not what was injected)
@@ -488,6 +493,30 @@ class ReadPath:
         _log_injected(recall, context.person)
         recall.record(context.trace)
         return recall
+
+    async def _with_household(self, utterance: str, context: ToolContext) -> ReadResult:
+        """A member's turn: their own recall and the household's stores', concurrently, merged
+        (``server.memory.household_read``)."""
+        now = time.time()
+        own, *shared = await asyncio.gather(
+            self.recall(context.person, utterance, now),
+            *(self._sharing(s).recall(s.person, utterance, now) for s in context.household),
+        )
+        log.info("readpath.household", person=context.person,
+                 shared=[s.person for s in context.household])  # fmt: skip
+        return household_read.merged(
+            own, list(zip(context.household, shared, strict=True)), now,
+            self.settings.inline_rules,
+        )  # fmt: skip
+
+    def _sharing(self, sharing: Sharing) -> ReadPath:
+        """The read path over another store of the household, in its owner's voice."""
+        found = self._shared.get(sharing.name)
+        if found is None:
+            owned = household_read.OwnedStore(self.store, sharing.name)
+            found = ReadPath(self.embedder, owned, self.settings, self.embedded_llm)
+            self._shared[sharing.name] = found
+        return found
 
     async def prompt_block(self, utterance: str, context: ToolContext) -> str | None:
         """The block alone (``read``'s, recorded in the trace the same way)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.schema import PersonId
+from server.tools import Sharing
 from server.voices.store import Voice
 
 THRESHOLD = 0.80
@@ -26,6 +27,20 @@ class Identification:
     speaker: str | None
     score: float  # the best member's score, whether or not it passed
     best: PersonId | None  # the best-scoring member, even below the threshold
+    # the household's other members whose constraints the identified member hears (not the
+    # private ones): (member, speaker name)
+    others: tuple[tuple[PersonId, str], ...] = ()
+
+    def sharing(self, household: PersonId, owner: str) -> tuple[Sharing, ...]:
+        """The stores the identified member's turn reads beside their own: the household's
+        (the device's person, ``owner`` its 「我」), every group; each shared member's, their
+        constraints. () when nobody was identified: the device's person reads its own store."""
+        if self.member is None:
+            return ()
+        return (
+            Sharing(household, owner, whole=True),
+            *(Sharing(member, speaker) for member, speaker in self.others),
+        )
 
 
 def scores(embedding: np.ndarray, voices: Sequence[Voice]) -> list[float]:
@@ -42,4 +57,5 @@ def identify(
     best = voices[top]
     if each[top] < threshold:
         return Identification(None, None, each[top], best.member)
-    return Identification(best.member, best.speaker, each[top], best.member)
+    others = tuple((v.member, v.speaker) for v in voices if v is not best and not v.private)
+    return Identification(best.member, best.speaker, each[top], best.member, others)

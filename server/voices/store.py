@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import base64
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import orjson
@@ -40,6 +40,9 @@ class Voice:
     speaker: str  # the name the member's words are stored under
     prints: np.ndarray  # (conditions, dim) float32, unit rows
     enrolled_at: float
+    # private: nothing of the member's store is read to another voice (not even their
+    # constraints); shared (the default): their constraints are the household's too
+    private: bool = False
 
 
 def encode(voice: Voice) -> bytes:
@@ -49,13 +52,15 @@ def encode(voice: Voice) -> bytes:
         "shape": list(voice.prints.shape),
         "prints": base64.b64encode(voice.prints.astype("<f4").tobytes()).decode(),
         "enrolled_at": voice.enrolled_at,
+        "private": voice.private,
     })  # fmt: skip
 
 
 def _decode(member: str, raw: bytes) -> Voice:
     record = orjson.loads(raw)
     prints = np.frombuffer(base64.b64decode(record["prints"]), "<f4").reshape(record["shape"])
-    return Voice(PersonId(member), str(record["speaker"]), prints, float(record["enrolled_at"]))
+    return Voice(PersonId(member), str(record["speaker"]), prints, float(record["enrolled_at"]),
+                 bool(record.get("private", False)))  # fmt: skip
 
 
 class VoiceStore:
@@ -73,9 +78,22 @@ class VoiceStore:
         voice = Voice(person_id(member), registrable(speaker), prints.astype(np.float32),
                       time.time())  # fmt: skip
         key = keys.voices(household)
-        known = await self.redis.hexists(key, voice.member)  # type: ignore[misc]
+        before = await self.redis.hget(key, voice.member)  # type: ignore[misc]
+        known = before is not None
+        if known:  # a re-enrolment keeps the member's choice of privacy
+            voice = replace(voice, private=_decode(voice.member, before).private)
         if not known and await self.redis.hlen(key) >= MAX_MEMBERS:  # type: ignore[misc]
             raise HouseholdFull(household)
+        await self.redis.hset(key, voice.member, encode(voice))  # type: ignore[misc,arg-type]
+        return voice
+
+    async def set_private(self, household: str, member: str, private: bool) -> Voice | None:
+        """Mark ``member`` private or shared; None when they are not enrolled."""
+        key = keys.voices(household)
+        raw = await self.redis.hget(key, person_id(member))  # type: ignore[misc]
+        if raw is None:
+            return None
+        voice = replace(_decode(person_id(member), raw), private=private)
         await self.redis.hset(key, voice.member, encode(voice))  # type: ignore[misc,arg-type]
         return voice
 
