@@ -27,6 +27,8 @@ _FAMILY: tuple[str, ...] = (
 PETS: tuple[str, ...] = (
     "猫咪", "小猫", "狗狗", "小狗", "宠物", "兔子", "仓鼠", "鹦鹉", "乌龟", "猫", "狗",
 )  # fmt: skip
+# …and what only an animal has (a vet): a memory naming one is about a pet, whatever its name
+_ANIMAL_WORDS = frozenset((*PETS, "兽医", "宠物医院"))
 # Relation words: who a memory is about, by role rather than by name.
 RELATIONS: tuple[str, ...] = _FAMILY + PETS
 # One person, many words: a question in any of them reaches memories stored under any other
@@ -278,3 +280,11 @@ def household_names(texts: Iterable[str], subjects: Iterable[str | None] = ()) -
         ):
             found.append(name)
     return found
+
+
+def about_a_pet(text: str, subject: str | None, about: Iterable[str] = ()) -> bool:
+    """Is a memory about one of the household's animals: its subject or what it is about a pet
+    word, or its text naming one (「兽医说翠翠的肺特别娇气」)?"""
+    if any(canonical(w) in _ANIMAL_WORDS for w in (subject or "", *about) if w):
+        return True
+    return any(word in text for word in _ANIMAL_WORDS)

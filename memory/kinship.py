@@ -95,6 +95,7 @@ def source() -> dict[str, Any]:
 _CHILD_PARENT = {"f": {"m": "", "f": "h"}, "m": {"m": "w", "f": ""}}
 
 
+@cache
 def from_childs_side(term: str) -> tuple[str, ...]:
     """What the speaker calls the relative their child calls ``term`` — both readings, for a
     father and for a mother speaking (孩子奶奶 → 妈妈 … for him, 婆婆 … for her; 孩子姥爷 →

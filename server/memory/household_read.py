@@ -67,18 +67,14 @@ def merged(own: ReadResult, shared: Sequence[tuple[Sharing, ReadResult]], now: f
     group, the household store's related lines after the member's own; a memory once."""
     seen = {r.memory.text for r in (*own.safety, *own.related)}
     safety, related = list(own.safety), list(own.related)
-    applies = list(own.applies)
+    applies = {m.text: m for m in own.applies}
     for sharing, result in shared:
-        for r in result.safety:
+        taken = [*result.safety, *(result.related if sharing.whole else ())]
+        for r in taken:
             if r.memory.text not in seen:
                 seen.add(r.memory.text)
-                safety.append(r)
-        applies += [m for m in result.applies if m.text not in {a.text for a in applies}]
-        if sharing.whole:
-            for r in result.related:
-                if r.memory.text not in seen:
-                    seen.add(r.memory.text)
-                    related.append(r)
+                (safety if r.group == "safety" else related).append(r)
+        applies.update((m.text, m) for m in result.applies if m.text not in applies)
     looked = own.looked or any(result.looked for _, result in shared)
     block = render_block(
         [r.memory for r in safety], [r.memory for r in related], now, looked=looked,
@@ -86,5 +82,7 @@ def merged(own: ReadResult, shared: Sequence[tuple[Sharing, ReadResult]], now: f
         inline_rules=inline_rules,
         lacking=own.grounds is not None and own.grounds.lacking and not related,
     )  # fmt: skip
-    return replace(own, safety=tuple(safety), related=tuple(related), applies=tuple(applies),
-                   looked=looked, block=block)  # fmt: skip
+    return replace(
+        own, safety=tuple(safety), related=tuple(related), applies=tuple(applies.values()),
+        looked=looked, block=block,
+    )  # fmt: skip

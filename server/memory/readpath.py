@@ -75,13 +75,9 @@ from server.memory.read_result import Group, ReadResult, Recalled, Why
 from server.memory.render import describe, render_block
 from server.tools import Sharing, ToolContext
 from server.understanding import knowledge, lookup
-from server.understanding.grounding import (
-    Grounds,
-    memory_lacks,
-    names_a_held_topic,
-    places_in,
-)
+from server.understanding.grounding import Grounds, memory_lacks, names_a_held_topic
 from server.understanding.question import Question
+from server.understanding.words import places_in
 from server.understanding.words import warm as warm_words
 
 log = structlog.get_logger(__name__)
@@ -263,12 +259,8 @@ class ReadPath:
         live = [h for h in first[0] if not h.memory.expired(now)]
         # a full page with too few live hits: more may lie below it → ask again in round 2
         reading.again = len(first[0]) == searches[0].limit and len(live) < s.limit
-        # a question about a place of the world (「杭州有多少人口？」) is not about the home
-        # there, however alike they read
-        world = not reading.anchored and bool(places_in(question))
-        direct = self._direct(
-            question, reading.anchored, live[: s.limit], None if world else _standing_out(live)
-        )
+        standing = None if reading.understood.of_the_world else _standing_out(live)
+        direct = self._direct(question, reading.anchored, live[: s.limit], standing)
         _collect(found, direct, "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
@@ -345,10 +337,8 @@ class ReadPath:
             _collect_cued(found, reading.understood, hits.pop(), reading.cued, now)
         if reading.again:
             page = hits.pop()
-            world = not reading.anchored and bool(places_in(question))
-            again = self._direct(
-                question, reading.anchored, page, None if world else _standing_out(page)
-            )
+            standing = None if reading.understood.of_the_world else _standing_out(page)
+            again = self._direct(question, reading.anchored, page, standing)
             _collect(found, again, "direct", now)
         for about in hits:
             _collect(found, about, "entity", now)
@@ -366,7 +356,7 @@ class ReadPath:
         result.unconcerned = [
             r.memory for r in ordered
             if not _concerns(question, scope, reading.concerned, r.memory)
-            and not (shared_home and r.why in MEANT and _of_a_pet(r.memory))
+            and not (shared_home and _a_pets_by_meaning(r))
         ]  # fmt: skip
         # …and on a question for what is so that no constraint could touch (「小橙子周六几点上
         # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
@@ -747,6 +737,12 @@ def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: 
     return any(word in concerned for word in _who(memory))
 
 
+def _a_pets_by_meaning(recalled: Recalled) -> bool:
+    """A pet's memory the request brought by what it means (not the lookup's scan)."""
+    m = recalled.memory
+    return recalled.why in MEANT and entities.about_a_pet(m.text, m.subject, m.entities)
+
+
 def _shares_the_home(understood: Question, scope: lookup.Scope) -> bool:
     """Is the request about the home the pets share rather than about someone's plate? A pet's
     constraint the request means (a lily on the table, a non-stick pan left on the fire) is its
@@ -756,15 +752,6 @@ def _shares_the_home(understood: Question, scope: lookup.Scope) -> bool:
     return _EATING.search(understood.text) is None or "pet" in understood.topics
 
 
-def _of_a_pet(memory: Memory) -> bool:
-    """Is the memory about one of the household's animals (its subject or what it mentions)?"""
-    about = (memory.subject or "", *memory.entities)
-    return any(entities.canonical(w) in _PET_WORDS for w in about) or any(
-        w in memory.text for w in _PET_WORDS
-    )
-
-
-_PET_WORDS = frozenset((*entities.PETS, "兽医", "宠物医院"))
 # what a person does with food and medicine: the plate is theirs, not the home's
 _EATING = re.compile(r"吃|喝|尝|嚼|啃|咽|服用|ate|eat|drink", re.IGNORECASE)
 

@@ -353,11 +353,6 @@ def _held(word: str, held: str) -> bool:
     return any(word[i : i + 2] in held for i in range(len(word) - 1))
 
 
-def places_in(text: str) -> list[str]:
-    """The place names a text says (jieba's ``ns``: 杭州, 西湖区)."""
-    return [pair.word for pair in tagged(text) if pair.flag == "ns"]
-
-
 def _normal(text: str) -> str:
     """Weekdays in one spelling, numbers as digits: what a fact compares as."""
     text = _WEEKDAY.sub("周", text).replace("周天", "周日")

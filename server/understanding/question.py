@@ -18,7 +18,7 @@ from functools import cached_property
 from memory import entities, slot_kinds, terms, when
 from memory.utterance_kinds import KindReading
 from providers.embedder import Vector
-from server.understanding import knowledge, lookup
+from server.understanding import knowledge, lookup, words
 from server.understanding.asking import (
     asks_about_the_household_state,
     asks_caution,
@@ -52,6 +52,12 @@ class Question:
     def anchored_beyond_asking(self) -> bool:
         """Anchored once the words that only ask are left out (「我想知道…」)."""
         return entities.personally_anchored(without_asking(self.text))
+
+    @cached_property
+    def of_the_world(self) -> bool:
+        """Names a place of the world and nothing of the home (「杭州有多少人口？」): not about
+        the household that lives there, however alike they read."""
+        return not self.anchored and bool(words.places_in(self.text))
 
     @cached_property
     def scope(self) -> lookup.Scope:

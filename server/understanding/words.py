@@ -20,6 +20,11 @@ def tagged(text: str) -> tuple[jieba.posseg.pair, ...]:
     return tuple(jieba.posseg.lcut(text))
 
 
+def places_in(text: str) -> list[str]:
+    """The place names a text says (jieba's ``ns``: 杭州, 西湖区)."""
+    return [pair.word for pair in tagged(text) if pair.flag == "ns"]
+
+
 def warm() -> None:
     """Load jieba's dictionary (~1 s) now, not in the first checked turn."""
     jieba.posseg.lcut("预热")  # jieba guards its own initialisation

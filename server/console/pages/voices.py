@@ -112,7 +112,11 @@ async def _sentences(form: FormData) -> list[bytes]:
     return audio
 
 
-async def voice_enrol(request: Request) -> Response:
+async def _household_form(
+    request: Request,
+) -> Response | tuple[Account, Session, FormData, str]:
+    """A voices form, signed in and with its CSRF token, for a household the account may
+    manage — or the refusal to answer instead."""
     checked = await guarded_form(request)
     if isinstance(checked, Response):
         return checked
@@ -120,6 +124,14 @@ async def voice_enrol(request: Request) -> Response:
     household = _household(form.get("household"), account)
     if household is None:
         return _refused(request, account, session, 403, NOT_YOURS, account.person)
+    return account, session, form, household
+
+
+async def voice_enrol(request: Request) -> Response:
+    checked = await _household_form(request)
+    if isinstance(checked, Response):
+        return checked
+    account, session, form, household = checked
     try:
         voice = await _enrol(request, account, household, form)
     except Refusal as exc:
@@ -167,13 +179,10 @@ def _reason(exc: Refusal) -> str:
 
 async def voice_remove(request: Request) -> Response:
     ctx = context(request)
-    checked = await guarded_form(request)
+    checked = await _household_form(request)
     if isinstance(checked, Response):
         return checked
-    account, session, form = checked
-    household = _household(form.get("household"), account)
-    if household is None:
-        return _refused(request, account, session, 403, NOT_YOURS, account.person)
+    account, session, form, household = checked
     member = str(form.get("member", ""))
     try:
         removed = await VoiceStore(ctx.redis).remove(household, member)

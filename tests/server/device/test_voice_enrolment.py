@@ -5,7 +5,7 @@ must hear is not what the recordings say)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -18,21 +18,10 @@ from server.persons import PersonMap, default_person
 from server.voices.store import VoiceStore
 from tests.conftest import RunningHearth, start_hearth
 from tests.server.voices.conftest import pcm, real_speakers, weights_path
+from tests.support.scripted_asr import ScriptedASR
 from tests.support.scripted_llm import ScriptedLLM
 
 __all__ = ["real_speakers"]  # the shared fixture, used here by name
-
-
-class ScriptedASR:
-    """Hears whatever the test says is being said (every call for the same utterance alike)."""
-
-    name = "scripted"
-
-    def __init__(self) -> None:
-        self.saying = ""
-
-    async def transcribe(self, pcm: bytes, sample_rate: int, names: Sequence[str] = ()) -> str:
-        return self.saying
 
 
 @pytest.fixture
