@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import re
 
+from server.device import rules
+from server.memory import render
+
 # the prompt's own words: group names, tags, rules, tools
 _PARTS = re.compile(
     r"安全约束|相关记忆|记忆块|记忆组|系统提示|提示词|system prompt"
@@ -56,10 +59,37 @@ def without_notes(sentence: str) -> str:
     return _PROMPT_NOTE.sub("", sentence)
 
 
+# the prompt's fixed sentences (its rules and the block's markers), which a reply never copies
+# (its own words, ten characters in a row):
+# the model read 「…第一句就说你还没跟我说过、不知道，不要拿它们来凑」 back as its answer
+_PROMPT_TEXTS = (
+    render.SAFETY_RULE, render.MEMORY_RULES, render.LOOKED_NOTHING, render.NO_MEMORY,
+    render.ONLY_WHAT_IS_HERE, render.NOT_HERE, rules.ACTION_RULES,
+)  # fmt: skip
+_COPIED = 10  # characters in a row of a prompt sentence (punctuation aside) that are a copy
+_PUNCTUATION = re.compile(r"[\s，。、；：！？,.;:!?（）()「」“”\"'<>/\[\]-]+")
+
+
+def _windows(text: str) -> frozenset[str]:
+    plain = _PUNCTUATION.sub("", text)
+    return frozenset(plain[i : i + _COPIED] for i in range(len(plain) - _COPIED + 1))
+
+
+# what the prompt tells the model to say (“这个我这里做不到”, 「你还没跟我说过、不知道」) is
+# the model's to say: no copy is counted across it
+_SAYABLE = re.compile(r"“[^”]*”|你还没跟我说过、不知道")
+_PROMPT_WINDOWS = frozenset().union(
+    *(_windows(part) for text in _PROMPT_TEXTS for part in _SAYABLE.split(text))
+)
+
+
 def machinery_in(sentence: str) -> str | None:
-    """The machinery ``sentence`` names (a prompt part, a tool, an id), or None."""
+    """The machinery ``sentence`` names (a prompt part, a tool, an id) or copies (a run of the
+    prompt's fixed sentences), or None."""
     found = _PARTS.search(sentence) or _IDS.search(sentence)
-    return found.group(0) if found else None
+    if found:
+        return found.group(0)
+    return next((w for w in _windows(sentence) if w in _PROMPT_WINDOWS), None)
 
 
 def without_ids(sentence: str) -> str:

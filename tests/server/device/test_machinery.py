@@ -60,3 +60,22 @@ def test_a_tool_schema_written_as_text_is_not_spoken() -> None:
     assert without_markup(garbage) == ""
     assert without_markup('看看价格"price": 300') == "看看价格"
     assert without_markup("温度调到26度：舒适。") == "温度调到26度：舒适。"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["我的记忆里没有这个问题的答案：第一句就说你还没跟我说过、不知道，不要拿它们来凑。",
+     "记忆里没有的事情就说不知道，不要编造，也不要拿别人的记忆来凑。",
+     "与本次请求冲突时必须先明确提醒。"],
+)  # fmt: skip
+def test_a_copy_of_the_prompts_own_sentences_is_machinery(sentence: str) -> None:
+    assert machinery_in(sentence) is not None
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["你还没跟我说过、不知道。", "这个你还没跟我说过，我不知道。", "提醒一下，爷爷对牛奶过敏。",
+     "这个我这里做不到，可以用手机定个闹钟。"],
+)  # fmt: skip
+def test_what_the_prompt_tells_the_model_to_say_is_not_a_copy(sentence: str) -> None:
+    assert machinery_in(sentence) is None
