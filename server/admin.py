@@ -223,7 +223,8 @@ def status_routes(status: Callable[[], dict[str, object]], token: str) -> list[R
 
 def voice_routes(redis: Redis, weights: Path, token: str) -> list[Route]:
     """A household's voices over HTTP (admins): GET lists the members and the bytes held, POST
-    enrols a member from three base64 WAV sentences, DELETE removes a member's voice data."""
+    enrols a member from three base64 WAV sentences, PATCH marks a member private or shared,
+    DELETE removes a member's voice data."""
     store = VoiceStore(redis)
 
     async def household_voices(request: Request) -> Response:
@@ -231,7 +232,7 @@ def voice_routes(redis: Redis, weights: Path, token: str) -> list[Route]:
         voices = await store.voices(household)
         members = [
             {"member": v.member, "speaker": v.speaker, "voiceprints": len(v.prints),
-             "enrolled_at": v.enrolled_at}
+             "enrolled_at": v.enrolled_at, "private": v.private}
             for v in voices
         ]  # fmt: skip
         size = await store.size_bytes(household)
@@ -243,6 +244,8 @@ def voice_routes(redis: Redis, weights: Path, token: str) -> list[Route]:
             return JSONResponse(
                 {"member": member, "removed": await store.remove(household, member)}
             )
+        if request.method == "PATCH":
+            return await _member_privacy(request, store, household, member)
         return await _enrol_member(request, store, weights, household, member)
 
     return [
@@ -250,9 +253,30 @@ def voice_routes(redis: Redis, weights: Path, token: str) -> list[Route]:
         Route(
             "/admin/voices/{household}/{member}",
             _guarded(token, member_voice),
-            methods=["POST", "DELETE"],
+            methods=["POST", "PATCH", "DELETE"],
         ),
     ]
+
+
+async def _member_privacy(
+    request: Request, store: VoiceStore, household: str, member: str
+) -> Response:
+    """PATCH ``{"private": true|false}``: nothing of the member's memory read to another voice,
+    or their constraints shared with the household again (docs/voices.md)."""
+    try:
+        body = await request.json()
+        private = body["private"]
+        if not isinstance(private, bool):
+            raise TypeError("private must be true or false")
+    except (ValueError, KeyError, TypeError) as exc:
+        return JSONResponse({"error": f'body must be {{"private": true|false}}: {exc}'}, 400)
+    try:
+        voice = await store.set_private(household, member, private)
+    except IdentityError as exc:
+        return JSONResponse({"error": str(exc)}, 400)
+    if voice is None:
+        return JSONResponse({"error": f"{member} is not enrolled in {household}"}, 404)
+    return JSONResponse({"household": household, "member": voice.member, "private": voice.private})
 
 
 async def _enrol_member(

@@ -3,11 +3,14 @@
 Safety memories are not injected every turn; when a request touches a listed topic but the
 vector score is too low to surface a constraint (「推荐个餐厅」 scored 0.343 in the original, below
 an irrelevant 0.384), the model calls this tool. It answers only for the person of the session
-that calls it (the identity comes from the session, never from the arguments).
+that calls it (the identity comes from the session, never from the arguments) — and, for a
+member identified by voice, for what their household shares with them, as their turn's read
+does (``household_read``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
@@ -16,6 +19,7 @@ import structlog
 from memory.schema import MemoryClass, PersonId
 from memory.store import MemoryStore, Search, search_async
 from providers.embedder import Embedder, embed_async
+from server.memory.household_read import OwnedStore
 from server.memory.render import SAFETY_TOPICS, describe
 from server.tools import ServerTool, ToolContext
 
@@ -45,10 +49,29 @@ async def safety_constraints(
     return [(hit.score, describe(hit.memory, now)) for hit in hits if not hit.memory.expired(now)]
 
 
+async def household_constraints(
+    embedder: Embedder, store: MemoryStore, context: ToolContext, topic: str, now: float
+) -> list[tuple[float, str]]:
+    """The caller's constraints and, for a member identified by voice, the household's: every
+    shared store's, each in its owner's voice (``household_read``), best first, once each."""
+    asked = [
+        safety_constraints(embedder, store, context.person, topic, now),
+        *(
+            safety_constraints(embedder, OwnedStore(store, s.name), s.person, topic, now)
+            for s in context.household
+        ),
+    ]
+    found: dict[str, float] = {}
+    for score, text in (pair for pairs in await asyncio.gather(*asked) for pair in pairs):
+        found[text] = max(score, found.get(text, score))
+    ranked = sorted(found.items(), key=lambda pair: pair[1], reverse=True)[:MAX_CONSTRAINTS]
+    return [(score, text) for text, score in ranked]
+
+
 def check_safety_tool(embedder: Embedder, store: MemoryStore) -> ServerTool:
     async def handler(arguments: dict[str, Any], context: ToolContext) -> str:
         topic = str(arguments.get("topic", ""))[:200]
-        found = await safety_constraints(embedder, store, context.person, topic, time.time())
+        found = await household_constraints(embedder, store, context, topic, time.time())
         log.info(
             "check_safety", person=context.person, topic=topic, constraints=[t for _, t in found]
         )

@@ -16,6 +16,7 @@ from starlette.applications import Starlette
 
 from bench.voice_recordings import Speaker
 from server.admin import voice_routes
+from server.voices.store import VoiceStore
 from tests.server.voices.conftest import pcm, real_speakers, voice_embedder, weights_path
 
 __all__ = ["real_speakers", "voice_embedder"]  # the shared fixtures, used here by name
@@ -72,4 +73,25 @@ async def test_nothing_without_the_admin_token(client: httpx.AsyncClient) -> Non
     wrong = {"Authorization": "Bearer nope"}
     assert (
         await client.request("DELETE", "/admin/voices/home/x", headers=wrong)
+    ).status_code == 401
+
+
+async def test_a_member_is_marked_private_and_shared_again(
+    client: httpx.AsyncClient, redis: Redis
+) -> None:
+    await VoiceStore(redis).put("home", "teen", "小宇", np.eye(3, 8, dtype=np.float32))
+    marked = await client.patch("/admin/voices/home/teen", json={"private": True}, headers=HEADERS)
+    assert marked.json() == {"household": "home", "member": "teen", "private": True}
+    listed = (await client.get("/admin/voices/home", headers=HEADERS)).json()
+    assert listed["members"][0]["private"] is True
+    shared = await client.patch("/admin/voices/home/teen", json={"private": False}, headers=HEADERS)
+    assert shared.json()["private"] is False
+    bad = await client.patch("/admin/voices/home/teen", json={"private": "yes"}, headers=HEADERS)
+    assert bad.status_code == 400 and "private" in bad.json()["error"]
+    missing = await client.patch(
+        "/admin/voices/home/nobody", json={"private": True}, headers=HEADERS
+    )
+    assert missing.status_code == 404
+    assert (
+        await client.patch("/admin/voices/home/teen", json={"private": True})
     ).status_code == 401

@@ -15,6 +15,7 @@ from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.household_read import in_owners_voice
 from server.memory.readpath import ReadPath
+from server.memory.safety import check_safety_tool
 from server.tools import Sharing, ToolContext
 
 HOME = PersonId("home")
@@ -99,3 +100,12 @@ def test_a_memory_in_its_owners_voice() -> None:
         Memory(text="我怕猫", person=GRANDMA, subject="我", speaker="姥姥"), "奶奶"
     )
     assert spoken.text == "姥姥怕猫"
+
+
+async def test_check_safety_answers_from_what_the_household_shares(read_path: ReadPath) -> None:
+    tool = check_safety_tool(read_path.embedder, read_path.store)
+    context = speaking(MUM, Sharing(GRANDMA, "奶奶"))
+    answer = await tool.handler({"topic": "给奶奶买止痛药"}, context)
+    assert "奶奶在吃华法林" in answer and "朵朵对鸡蛋过敏" in answer
+    alone = await tool.handler({"topic": "给奶奶买止痛药"}, ToolContext(MUM, "kitchen", "s1"))
+    assert "华法林" not in alone  # mum alone: her own store holds no constraint
