@@ -24,6 +24,7 @@ from config.settings import HearthSettings, SettingsError
 from memory import schema
 from memory.schema import Memory, MemoryId, PersonId
 from memory.store import (
+    LEXICAL_WIDER,
     Hit,
     Page,
     Search,
@@ -200,7 +201,7 @@ class QdrantMemoryStore:
             return models.QueryRequest(
                 query=models.TextQuery(text=search.text),
                 using=schema.TEXT,
-                limit=search.limit,
+                limit=search.limit * LEXICAL_WIDER,
                 filter=self._filter(person, search, now),
                 with_payload=True,
                 with_vector=True,

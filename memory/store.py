@@ -157,15 +157,24 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return float(x @ y) / norm if norm else 0.0
 
 
+# a lexical search asks the engine for this many times its limit: BM25 ties (memories sharing
+# only a name with the question) are then broken here, the same way every time, not by the
+# engine's order of the moment
+LEXICAL_WIDER = 3
+
+
 def lexical_hits(search: Search, scored: Iterable[tuple[Memory, float, Any]]) -> list[Hit]:
-    """(memory, BM25 score, stored vector) in BM25 order → hits scored by cosine, those under
-    the search's threshold dropped (the same cut a vector search applies)."""
-    hits = []
-    for memory, bm25, vector in scored:
-        score = cosine(search.vector, _dense(vector))
-        if search.threshold is None or score >= search.threshold:
-            hits.append(Hit(memory, score, bm25))
-    return hits
+    """(memory, BM25 score, stored vector), up to ``LEXICAL_WIDER`` × the limit → the best
+    ``limit`` by BM25, ties by cosine then key, scored by cosine; those under the search's
+    threshold dropped (the same cut a vector search applies)."""
+    ranked = sorted(
+        (
+            Hit(memory, cosine(search.vector, _dense(vector)), bm25)
+            for memory, bm25, vector in scored
+        ),
+        key=lambda h: (-round(h.lexical, 6), -h.score, h.memory.key),
+    )[: search.limit]
+    return [h for h in ranked if search.threshold is None or h.score >= search.threshold]
 
 
 def _dense(vector: Any) -> Sequence[float]:
@@ -463,7 +472,7 @@ class EdgeMemoryStore:
     def _request(self, person: PersonId, search: Search, now: float) -> qe.QueryRequest:
         if search.text is not None:  # lexical: BM25 picks, each hit scored by its cosine
             return qe.QueryRequest(
-                limit=search.limit,
+                limit=search.limit * LEXICAL_WIDER,
                 query=qe.TextQuery(schema.TEXT, search.text),
                 filter=self._filter(person, search, now),
                 with_payload=True,

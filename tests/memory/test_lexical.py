@@ -14,8 +14,8 @@ from qdrant_client import QdrantClient
 from config.settings import load_settings
 from memory import schema
 from memory.qdrant_store import QdrantMemoryStore
-from memory.schema import Decay, Memory, MemoryClass
-from memory.store import EdgeMemoryStore, Search, cosine
+from memory.schema import Decay, Memory, MemoryClass, PersonId
+from memory.store import EdgeMemoryStore, Search, cosine, lexical_hits
 from providers.embedder import UseEmbedder
 from server.memory.readpath import ReadPath
 from tests.memory.conftest import LI, ZHANG
@@ -117,3 +117,16 @@ def test_the_server_store_in_local_mode_says_it_cannot_rank_by_bm25(
     dense, lexical = store.search_batch(ZHANG, searches, time.time())
     assert dense and lexical == [] and store.lexical is False
     store.close()
+
+
+def test_bm25_ties_are_broken_by_meaning_the_same_way_every_time() -> None:
+    """Memories sharing only a name with the question tie on BM25; the engine's order among
+    them is not stable, so the cut to the limit is made here: by cosine, then key."""
+    near, far = [1.0, 0.0], [0.6, 0.8]
+    rows = [(Memory(text=f"Leo {n}", person=PersonId("p")), 1.5, far) for n in range(4)]
+    rows.insert(2, (Memory(text="Leo 对麸质过敏", person=PersonId("p")), 1.5, near))
+    search = Search(near, 2, None, text="Leo")
+    for order in (rows, rows[::-1]):
+        hits = lexical_hits(search, order)
+        assert hits[0].memory.text == "Leo 对麸质过敏"
+        assert [h.memory.text for h in hits] == [h.memory.text for h in lexical_hits(search, rows)]
