@@ -12,13 +12,14 @@ memory and the device (``server.memory``, ``server.device``), which take it from
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
 from memory import entities, slot_kinds, terms, when
 from memory.utterance_kinds import KindReading
 from providers.embedder import Vector
-from server.understanding import knowledge, lookup, words
+from server.understanding import answer_shapes, knowledge, lookup, words
 from server.understanding.asking import (
     asks_about_the_household_state,
     asks_caution,
@@ -26,6 +27,9 @@ from server.understanding.asking import (
     asks_liking,
     without_asking,
 )
+
+# the present moment: a question for the time or day it is now is the clock's, not memory's
+_NOW = re.compile(r"现在|今天|今儿|今日|此刻|这会儿?|眼下")
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,9 +59,15 @@ class Question:
 
     @cached_property
     def of_the_world(self) -> bool:
-        """Names a place of the world and nothing of the home (「杭州有多少人口？」): not about
-        the household that lives there, however alike they read."""
-        return not self.anchored and bool(words.places_in(self.text))
+        """About the world, not the home, however alike they read: it names a place and nothing
+        of the household (「杭州有多少人口？」), or asks the weather or the present moment's
+        time or day (「现在几点了」「今天星期几」)."""
+        if self.anchored:
+            return False
+        if words.places_in(self.text) or terms.WEATHER.search(self.text):
+            return True
+        moment = {shape.name for shape in answer_shapes.asked(self.text)} & {"clock", "day"}
+        return bool(moment) and _NOW.search(self.text) is not None
 
     @cached_property
     def scope(self) -> lookup.Scope:

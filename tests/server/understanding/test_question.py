@@ -85,3 +85,15 @@ def test_grounds_judge_what_was_said_on_the_question_as_read(
     monkeypatch.setattr(slot_kinds, "asked", lambda text: pytest.fail(f"read again: {text}"))
     grounds = grounding.Grounds(understood.text, (), lacking=True)
     assert grounds.with_said(["我儿子叫小明"], understood).lacking is False
+
+
+@pytest.mark.parametrize(
+    ("text", "world"),
+    [("成都一共有多少个区？", True), ("明天会下雨吗", True), ("现在几点了", True),
+     ("今天是星期几来着", True), ("我们家住在成都哪个区？", False),
+     ("小橙子的钢琴课是星期几", False), ("我今天几点去医院", False),
+     ("那个咕嘟冒泡的水瓶谁管换水", False)],
+)  # fmt: skip
+def test_a_question_about_the_world_not_the_home(text: str, world: bool) -> None:
+    """A place of the world, the weather, the present moment's time or day: not memory's."""
+    assert Question(text, 0.0, None, None).of_the_world is world
