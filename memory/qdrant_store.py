@@ -191,9 +191,7 @@ class QdrantMemoryStore:
             if search.text is None:
                 results.append(hits_of(person, search, points))
             else:
-                memories = [Memory.from_payload(str(p.id), p.payload or {}) for p in points]
-                scored = ((m, p.score, p.vector) for m, p in zip(memories, points, strict=True))
-                results.append(lexical_hits(search, scored))
+                results.append(lexical_hits(search, points))
         return results
 
     def _request(self, person: PersonId, search: Search, now: float) -> models.QueryRequest:

@@ -163,18 +163,27 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 LEXICAL_WIDER = 3
 
 
-def lexical_hits(search: Search, scored: Iterable[tuple[Memory, float, Any]]) -> list[Hit]:
-    """(memory, BM25 score, stored vector), up to ``LEXICAL_WIDER`` × the limit → the best
-    ``limit`` by BM25, ties by cosine then key, scored by cosine; those under the search's
-    threshold dropped (the same cut a vector search applies)."""
+def lexical_hits(search: Search, points: Iterable[Any]) -> list[Hit]:
+    """The engine's BM25 points (``id``, ``payload``, ``score``, ``vector``), up to
+    ``LEXICAL_WIDER`` × the limit → the best ``limit`` by BM25, ties by cosine then id, scored
+    by cosine; those under the search's threshold dropped (the same cut a vector search
+    applies). Only the points that can make the cut are read into memories."""
+    rows = sorted(points, key=lambda p: -round(p.score, 6))
+    if len(rows) > search.limit:  # past the cut, only the last kept point's ties can come in
+        edge = round(rows[search.limit - 1].score, 6)
+        rows = [p for p in rows if round(p.score, 6) >= edge]
     ranked = sorted(
         (
-            Hit(memory, cosine(search.vector, _dense(vector)), bm25)
-            for memory, bm25, vector in scored
+            (p.score, cosine(search.vector, _dense(p.vector)), str(p.id), p.payload or {})
+            for p in rows
         ),
-        key=lambda h: (-round(h.lexical, 6), -h.score, h.memory.key),
+        key=lambda row: (-round(row[0], 6), -row[1], row[2]),
     )[: search.limit]
-    return [h for h in ranked if search.threshold is None or h.score >= search.threshold]
+    return [
+        Hit(Memory.from_payload(point_id, payload), score, bm25)
+        for bm25, score, point_id, payload in ranked
+        if search.threshold is None or score >= search.threshold
+    ]
 
 
 def _dense(vector: Any) -> Sequence[float]:
@@ -491,10 +500,7 @@ class EdgeMemoryStore:
     def _hits(person: PersonId, search: Search, points: list[Any]) -> list[Hit]:
         if search.text is None:
             return hits_of(person, search, points)
-        return lexical_hits(
-            search,
-            ((Memory.from_payload(str(p.id), p.payload or {}), p.score, p.vector) for p in points),
-        )
+        return lexical_hits(search, points)
 
     def get(self, person: PersonId, ids: list[MemoryId]) -> list[Memory]:
         return owned_by(person, self._shard.retrieve(list(ids), True, False))

@@ -259,8 +259,7 @@ class ReadPath:
         live = [h for h in first[0] if not h.memory.expired(now)]
         # a full page with too few live hits: more may lie below it → ask again in round 2
         reading.again = len(first[0]) == searches[0].limit and len(live) < s.limit
-        standing = None if reading.understood.of_the_world else _standing_out(live)
-        direct = self._direct(question, reading.anchored, live[: s.limit], standing)
+        direct = self._direct(reading.understood, live[: s.limit], _standing_out(live))
         _collect(found, direct, "direct", now)
         rounds = iter(first[1:])
         if s.lexical_limit:
@@ -332,13 +331,12 @@ class ReadPath:
         return second
 
     def _take_second_round(self, reading: _Reading, hits: list[list[Hit]]) -> None:
-        question, now, found = reading.question, reading.now, reading.found
+        now, found = reading.now, reading.found
         if reading.cued:
             _collect_cued(found, reading.understood, hits.pop(), reading.cued, now)
         if reading.again:
             page = hits.pop()
-            standing = None if reading.understood.of_the_world else _standing_out(page)
-            again = self._direct(question, reading.anchored, page, standing)
+            again = self._direct(reading.understood, page, _standing_out(page))
             _collect(found, again, "direct", now)
         for about in hits:
             _collect(found, about, "entity", now)
@@ -426,19 +424,19 @@ class ReadPath:
             or len(asked & terms.terms(h.memory.text)) >= needed
         ]
 
-    def _direct(
-        self, question: str, anchored: bool, hits: list[Hit], prominence: float | None
-    ) -> list[Hit]:
+    def _direct(self, understood: Question, hits: list[Hit], prominence: float | None) -> list[Hit]:
         """The direct hits recalled: the closest when it stands out from the person's other
-        memories (``prominence``: relative to this store and this question, not a fixed cut),
-        then each above ``threshold`` that ``_accept`` or ``_Topic`` keeps."""
-        s = self.settings
+        memories (``prominence``: relative to this store and this question, not a fixed cut)
+        and the question is not about the world, then each above ``threshold`` that
+        ``_accept`` or ``_Topic`` keeps."""
+        s, question, anchored = self.settings, understood.text, understood.anchored
         topic = _Topic(question, s.topic_terms)
         accepted, by_topic = [], 0
         for rank, hit in enumerate(hits):  # best first
             if (
                 rank == 0 and s.prominence and prominence is not None
                 and prominence >= s.prominence and hit.score >= s.prominence_floor
+                and not understood.of_the_world  # last: it may cut the question into words
             ):  # fmt: skip
                 log.debug("memory.prominent", key=hit.memory.key, score=round(hit.score, 3),
                           prominence=round(prominence, 3))  # fmt: skip

@@ -30,6 +30,7 @@ from server.understanding.asking import (
 
 # the present moment: a question for the time or day it is now is the clock's, not memory's
 _NOW = re.compile(r"现在|今天|今儿|今日|此刻|这会儿?|眼下")
+_MOMENT = frozenset(("clock", "day"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,10 +65,11 @@ class Question:
         time or day (「现在几点了」「今天星期几」)."""
         if self.anchored:
             return False
-        if words.places_in(self.text) or terms.WEATHER.search(self.text):
+        if terms.WEATHER.search(self.text):
             return True
-        moment = {shape.name for shape in answer_shapes.asked(self.text)} & {"clock", "day"}
-        return bool(moment) and _NOW.search(self.text) is not None
+        if _NOW.search(self.text) and {s.name for s in answer_shapes.asked(self.text)} & _MOMENT:
+            return True
+        return bool(words.places_in(self.text))  # last: it cuts the text into words
 
     @cached_property
     def scope(self) -> lookup.Scope:

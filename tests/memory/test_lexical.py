@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import qdrant_edge as qe
@@ -123,8 +124,15 @@ def test_bm25_ties_are_broken_by_meaning_the_same_way_every_time() -> None:
     """Memories sharing only a name with the question tie on BM25; the engine's order among
     them is not stable, so the cut to the limit is made here: by cosine, then key."""
     near, far = [1.0, 0.0], [0.6, 0.8]
-    rows = [(Memory(text=f"Leo {n}", person=PersonId("p")), 1.5, far) for n in range(4)]
-    rows.insert(2, (Memory(text="Leo 对麸质过敏", person=PersonId("p")), 1.5, near))
+
+    def point(text: str, bm25: float, vector: list[float]) -> SimpleNamespace:
+        memory = Memory(text=text, person=PersonId("p"))
+        return SimpleNamespace(id=memory.key, payload=memory.to_payload(), score=bm25,
+                               vector=vector)  # fmt: skip
+
+    rows = [point(f"Leo {n}", 1.5, far) for n in range(4)]
+    rows.insert(2, point("Leo 对麸质过敏", 1.5, near))
+    rows.append(point("Leo 和 Leo 的 Leo", 0.9, near))  # lower BM25: never read past the cut
     search = Search(near, 2, None, text="Leo")
     for order in (rows, rows[::-1]):
         hits = lexical_hits(search, order)
