@@ -649,8 +649,7 @@ def _standing_out(page: list[Hit]) -> float | None:
     median of the rest. None on a page too short to tell (a store of a few memories)."""
     if len(page) < PROMINENCE_PAGE:
         return None
-    rest = sorted(h.score for h in page[1:])
-    return page[0].score - float(statistics.median(rest))
+    return page[0].score - float(statistics.median(h.score for h in page[1:]))
 
 
 def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) -> None:
