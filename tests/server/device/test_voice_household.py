@@ -69,9 +69,7 @@ async def household(
     store.close()
 
 
-async def _ask(
-    hearth: RunningHearth, asr: ScriptedASR, voice: bytes, text: str
-) -> tuple[str, str]:
+async def _ask(hearth: RunningHearth, asr: ScriptedASR, voice: bytes, text: str) -> tuple[str, str]:
     """What the device said, and the memory block the model read, for ``text`` in ``voice``."""
     hearth.llm.responder = lambda req: Reply("好的。")
     asr.saying = text
