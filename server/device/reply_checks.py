@@ -48,6 +48,7 @@ from server.understanding.grounding import (
     constraints_of_claimed,
     continues,
     dont_know,
+    restates_a_line,
     states_something,
     unheld_allergies,
     unsupported,
@@ -365,6 +366,8 @@ class ReplyChecks:
             if admits(text):
                 self.admitted = True
                 return text
+            if says_cannot(text) or restates_a_line(text, grounds):
+                return text  # honest, or true: context before "I don't know"
             missing = unsupported(text, grounds)
             log.warning("turn.answer_memory_lacks_dropped", said=text, unsupported=missing)
             metrics.INVENTED_FACTS_REPLACED.inc()

@@ -402,6 +402,21 @@ def unsupported(sentence: str, grounds: Grounds) -> list[str]:
     return missing + [word for word in unheld if word not in missing]
 
 
+def restates_a_line(sentence: str, grounds: Grounds) -> bool:
+    """Does ``sentence`` tell one line of memory back — every specific word it states held by
+    that one line, two at least (「翠翠是只画眉。」 from 「翠翠是一只画眉」)? Then it is true, even
+    when memory lacks the answer asked for: context before "I don't know", not an invented
+    answer. An answer made of the question's words and another line's (「班主任姓王」 from the
+    piano teacher's line) is not held by one line."""
+    words = {
+        pair.word.strip() for pair in tagged(sentence) if _specific(pair.word.strip(), pair.flag)
+    }
+    if len(words) < 2:
+        return False
+    lines = [_normal(text) for text in grounds.texts]
+    return any(all(_normal(word) in line for word in words) for line in lines)
+
+
 # a clause that claims nothing of anyone: a condition, a guess, people in general, a question
 _NO_CLAIM = re.compile(
     r"如果|要是|假如|假设|万一|若是|可能|也许|是否|有没有|有些|有的|很多|一些|不少|部分"

@@ -51,8 +51,10 @@ def test_no_decline_for_a_plan_or_when_a_tool_acted() -> None:
 
 def test_when_memory_lacks_the_answer_nothing_comes_before_i_dont_know() -> None:
     checks = _checks()
-    checks.grounds = Grounds("小橙子的班主任姓什么？", ("- 小橙子今年五岁",), lacking=True)
-    assert checks.check("小橙子今年五岁。") == []
+    checks.grounds = Grounds(
+        "小橙子的班主任姓什么？", ("- 小橙子今年五岁", "- 小橙子的钢琴老师姓王"), lacking=True
+    )
+    assert checks.check("小橙子的班主任姓王。") == []  # the question's words and another line's
     assert checks.check("你还没跟我说过。") == ["你还没跟我说过。"]
     assert checks.check("可以告诉我，我记下来。") == ["可以告诉我，我记下来。"]
     assert checks.closing() is None
@@ -60,6 +62,19 @@ def test_when_memory_lacks_the_answer_nothing_comes_before_i_dont_know() -> None
     silent.grounds = Grounds("豆豆是公的还是母的？", (), lacking=True)
     assert silent.check("豆豆是公的还是母的？") == []  # an echo is no answer either
     assert silent.closing() == DONT_KNOW
+
+
+def test_a_line_of_memory_told_back_is_said_before_i_dont_know() -> None:
+    """Labelled by hand on bench runs: a sentence telling one memory line back is true, context
+    before "I don't know" — not an invented answer."""
+    checks = _checks()
+    checks.grounds = Grounds(
+        "翠翠几岁了？", ("- 翠翠是一只画眉", "- 小橙子的钢琴老师姓王"), lacking=True
+    )
+    assert checks.check("翠翠是只画眉。") == ["翠翠是只画眉。"]
+    assert checks.check("翠翠今年三岁。") == []  # 三岁: no line holds it
+    assert checks.check("这个我这里做不到，") == ["这个我这里做不到，"]  # honest
+    assert checks.closing() == DONT_KNOW
 
 
 def test_after_hearths_reminder_the_models_own_is_not_said_again() -> None:
