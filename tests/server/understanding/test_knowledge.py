@@ -1,0 +1,56 @@
+"""The knowledge tables: well-formed data, and one step of world knowledge used as designed."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from server.understanding import knowledge
+
+_HAN = re.compile(r"^[\u4e00-\u9fff]$")
+# words that would place every constraint in a family, or fire on every request
+_GENERIC = frozenset(
+    ("过敏", "不能", "医生", "吃药", "买药", "吃饭", "做菜", "零食", "水果", "饮料")
+)
+
+
+def test_every_table_loads_with_words_that_can_match() -> None:
+    families = knowledge.families()
+    assert families[0].table == knowledge.CORE
+    for family in families:
+        assert family.marks and family.covers, family.name
+        for word in (*family.marks, *family.covers):
+            assert word == word.strip() and word, family.name
+            if word.isascii():
+                assert word == word.lower(), (family.name, word)
+        if family.table != knowledge.CORE:  # generated: no single character, no generic word
+            words = (*family.marks, *family.covers)
+            assert not [w for w in words if _HAN.match(w) or w in _GENERIC], family.name
+
+
+@pytest.mark.parametrize(
+    ("constraint", "asked"),
+    [
+        ("我对花生过敏", "晚上做个宫保鸡丁"),
+        ("爸爸有痛风，不能喝啤酒", "周末吃海鲜火锅"),
+        ("我恐高", "去坐摩天轮吧"),
+    ],
+)
+def test_a_family_covers_what_a_request_names(constraint: str, asked: str) -> None:
+    assert knowledge.covers(constraint, asked)
+    assert knowledge.names_covered(asked)
+    assert knowledge.covering(constraint, asked)
+
+
+def test_latin_words_start_a_word_and_ignore_case() -> None:
+    nut = knowledge._pattern(["nut"])
+    assert nut.search("Nutella") and nut.search("tree NUTS")
+    assert not nut.search("peanut butter") and not nut.search("a donut")
+
+
+def test_the_recognisers_vocabulary_is_the_core_tables() -> None:
+    core = {w for f in knowledge.families() if f.table == knowledge.CORE for w in f.covers}
+    assert core <= knowledge.vocabulary()
+    others = {w for f in knowledge.families() if f.table != knowledge.CORE for w in f.covers}
+    assert not (others - core) & knowledge.vocabulary()
