@@ -42,6 +42,7 @@ from server.device.heeding import Heeded, recommends_against
 from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
 from server.device.sentences import ends_sentence
 from server.memory.read_result import ReadResult
+from server.understanding.asking import asks_anything
 from server.understanding.grounding import (
     Grounds,
     admits,
@@ -180,12 +181,17 @@ class ReplyChecks:
         return None
 
     def fallback(self, after_acknowledgement: bool = False) -> str:
-        """What a turn that would otherwise say nothing (or only 「好的，」) says: a statement
-        is acknowledged (「好的，我知道了。」), anything else gets the apology that asks again."""
+        """What a turn that would otherwise say nothing (or only 「好的，」) says: what asks
+        nothing — a statement, a plan or a request that asks no question (「周末带姥姥去冰雪
+        大世界」) — is acknowledged (「好的，我知道了。」); a question gets the apology that asks
+        again."""
         language = self.language.split("-")[0]
-        table = ACKNOWLEDGED if self.kind == "statement" else APOLOGY_EMPTY
+        told = self.kind == "statement" or (
+            self.kind == "request" and bool(self.question) and not asks_anything(self.question)
+        )
+        table = ACKNOWLEDGED if told else APOLOGY_EMPTY
         said = table.get(language, table["zh"])
-        if after_acknowledgement and self.kind == "statement":
+        if after_acknowledgement and told:
             return ACKNOWLEDGED_AFTER.get(language, ACKNOWLEDGED_AFTER["zh"])
         return said
 

@@ -38,6 +38,22 @@ _MAY = re.compile(r"[能可该]|要不要|行不行|适合|会不会")
 _REQUEST = re.compile(r"\s*(给|帮|把|让|请|替|叫|设|定|打开|关|放|播)")
 
 
+# anything that asks: a question mark, a question word, a yes-or-no ending, 行不行-style choices
+# (not 几: 「多囤几袋」 asks nothing)
+_ASKS_ANYTHING = re.compile(
+    r"[？?]|什么|哪(?!怕)|多少|谁|啥|怎么|咋|如何|为什么|[吗呢吧么]\s*[。！!]?\s*$|能不能|可不可以|行不行|"
+    r"好不好|是不是|要不要|有没有|会不会|对不对|\b(?:what|which|who|how|why|when|where|can|could|"
+    r"should|is|are|do|does)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_anything(utterance: str) -> bool:
+    """Does ``utterance`` ask anything (a question, a yes-or-no, advice) — or only tell or ask
+    for something to be done (「超市低钠盐打折，多囤几袋回来」「周末带姥姥去冰雪大世界」)?"""
+    return _ASKS_ANYTHING.search(utterance) is not None
+
+
 def without_asking(question: str) -> str:
     """``question`` without the words that only ask (「我想知道长城有多少年历史」: the 我 of 我想
     知道 is no sign the question is about the household)."""

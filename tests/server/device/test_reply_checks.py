@@ -200,7 +200,18 @@ def test_a_statement_that_came_to_nothing_is_acknowledged() -> None:
     assert checks.closing() == "我知道了。"
     other = _checks()
     other.kind = "request"
+    other.question = "孩子阿嬷关节痛，让她吃哪个好？"
     assert other.fallback().startswith("嗯，这个我一时不知道怎么回答")
+
+
+def test_a_request_asking_nothing_that_came_to_nothing_is_acknowledged() -> None:
+    """A plan or a request that asks no question is not met with 「换个说法再问我一次」."""
+    checks = _checks()
+    checks.kind = "request"
+    checks.question = "超市低钠盐打折，多囤几袋回来炒菜用"
+    assert checks.fallback() == "好的，我知道了。"
+    checks.question = "Could you suggest something sweet for my wife?"
+    assert checks.fallback().startswith("嗯")
 
 
 def test_a_sentence_recommending_what_a_said_constraint_forbids_is_not_spoken() -> None:
