@@ -50,7 +50,7 @@ def test_latin_words_start_a_word_and_ignore_case() -> None:
 
 
 def test_the_recognisers_vocabulary_is_the_core_tables() -> None:
-    core = {w for f in knowledge.families() if f.table == knowledge.CORE for w in f.covers}
-    assert core <= knowledge.vocabulary()
-    others = {w for f in knowledge.families() if f.table != knowledge.CORE for w in f.covers}
-    assert not (others - core) & knowledge.vocabulary()
+    core = {
+        w for f in knowledge.families() if f.table == knowledge.CORE for w in (*f.marks, *f.covers)
+    }
+    assert knowledge.vocabulary() == core
