@@ -360,7 +360,12 @@ class ReadPath:
         # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
         # model said the peanut allergy and stopped, the class time never said
         understood = reading.understood
-        if understood.state and not (reading.touches or reading.covered or understood.caution):
+        # covered: the request names something one of these constraints covers — not only
+        # something of some family (「小橙子周六几点上钢琴课？」: 橙子, a name's part)
+        covered = reading.covered and any(
+            knowledge.covers(r.memory.text, question) for r in ordered if r.group == "safety"
+        )
+        if understood.state and not (reading.touches or covered or understood.caution):
             result.unneeded = [
                 r.memory for r in ordered
                 if r.group == "safety" and r.why != "cue" and not _asked_about(understood, r.memory)

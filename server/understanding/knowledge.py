@@ -23,7 +23,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -100,28 +100,31 @@ def names_covered(request: str) -> bool:
     return _covered().search(request) is not None
 
 
+@lru_cache(maxsize=4096)
+def _families_of(constraint: str) -> tuple[int, ...]:
+    """The families ``constraint`` is of: those its words mark — and when it names what it
+    forbids (「孕期不能喝酒」 names 喝酒), only those of them that cover what it names, so a
+    pregnancy's alcohol rule is not said for sashimi; a constraint naming only its condition
+    (「老婆怀孕二十二周」) is of every family the condition marks."""
+    compiled = _compiled()
+    marked = [i for i, (marks, _) in enumerate(compiled) if marks.search(constraint) is not None]
+    named = [i for i in marked if compiled[i][1].search(constraint) is not None]
+    return tuple(named or marked)
+
+
 def covers(constraint: str, request: str) -> bool:
     """Is ``constraint`` of a family that covers something ``request`` names?"""
-    return any(
-        marks.search(constraint) is not None and words.search(request) is not None
-        for marks, words in _compiled()
-    )
+    compiled = _compiled()
+    return any(compiled[i][1].search(request) is not None for i in _families_of(constraint))
 
 
 def covering(constraint: str, request: str) -> list[Family]:
     """The families of ``constraint`` that cover something ``request`` names (for the log)."""
-    return [
-        f
-        for f, (marks, words) in zip(families(), _compiled(), strict=True)
-        if marks.search(constraint) is not None and words.search(request) is not None
-    ]
+    compiled, every = _compiled(), families()
+    return [every[i] for i in _families_of(constraint) if compiled[i][1].search(request)]
 
 
 def covered_by(constraint: str) -> set[str]:
     """Everything the families of ``constraint`` cover (an egg allergy: 蛋, 蛋糕, 蛋挞…)."""
-    return {
-        word
-        for f, (marks, _) in zip(families(), _compiled(), strict=True)
-        if marks.search(constraint) is not None
-        for word in f.covers
-    }
+    every = families()
+    return {word for i in _families_of(constraint) for word in every[i].covers}

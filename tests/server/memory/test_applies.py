@@ -74,7 +74,7 @@ def test_a_name_reaches_the_constraint_stored_under_its_relation_word() -> None:
 
 
 def test_a_cue_of_the_write_path_counts_by_its_item() -> None:
-    swim = constraint("我有中耳炎，耳朵不能进水", "我")
+    swim = constraint("我戴的助听器不能进水", "我")
     assert not touches("下午去泳池玩玩", swim)
     assert touches("下午去泳池玩玩", swim, cue="游泳池、泳池、潜水")
     assert not touches("下午去泳池玩玩", swim, cue="洗头、淋雨")

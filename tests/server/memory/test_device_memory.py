@@ -318,15 +318,17 @@ async def test_what_was_said_earlier_in_the_session_grounds_the_answer(
 async def test_an_answer_memory_plainly_lacks_starts_with_i_dont_know(
     memory_hearth: RunningHearth, redis: Redis
 ) -> None:
-    """Memory holds her age and her dinosaurs, no class teacher: the small model answered from
-    the lines it had (every word held), so nothing is said before "I don't know" — and the
-    block told it so."""
-    memory_hearth.llm.responder = lambda req: Reply("小橙子今年五岁，特别喜欢恐龙。")
+    """Memory holds her age and her dinosaurs, no class teacher: a line of memory told back is
+    true and said, the teacher's name the small model made up is not, and "I don't know"
+    follows — the block told it so."""
+    memory_hearth.llm.responder = lambda req: Reply("小橙子今年五岁，班主任姓王老师。")
     said, trace = await _ask(memory_hearth, redis, "小橙子的班主任姓什么？")
-    assert said == "这个你还没跟我说过，我不知道。"
+    assert said == "小橙子今年五岁，这个你还没跟我说过，我不知道。"
     assert trace["memory"]["memory_lacks"] is True
     assert NOT_HERE in trace["memory"]["prompt_block"]
-    assert [r["why"] for r in trace["replaced"]] == ["memory holds no answer"] * 2
+    assert [r["why"] for r in trace["replaced"]] == [
+        "memory holds no answer, not in memory: ['王老师']"
+    ]
 
 
 async def test_after_saying_it_does_not_know_the_reply_goes_on(

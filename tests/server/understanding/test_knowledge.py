@@ -54,3 +54,12 @@ def test_the_recognisers_vocabulary_is_the_core_tables() -> None:
         w for f in knowledge.families() if f.table == knowledge.CORE for w in (*f.marks, *f.covers)
     }
     assert knowledge.vocabulary() == core
+
+
+def test_a_constraint_naming_what_it_forbids_is_of_the_families_covering_that() -> None:
+    """Pregnancy marks several families; 「孕期不能喝酒」 names alcohol, so sashimi is not its;
+    a constraint naming only the condition is of them all."""
+    assert knowledge.covers("孕期不能喝酒", "晚上喝点红酒")
+    assert not knowledge.covers("孕期不能喝酒", "晚上点一份三文鱼刺身")
+    assert knowledge.covers("老婆怀孕二十二周了", "晚上点一份三文鱼刺身")
+    assert knowledge.covers("老婆怀孕二十二周了", "晚上喝点红酒")
