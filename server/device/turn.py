@@ -26,6 +26,7 @@ from providers.opus import OpusEncoder, resample
 from providers.tts import TextToSpeech, speakable
 from server import metrics
 from server.device.claims import reminder_sentence
+from server.device.clock import moment_note
 from server.device.conversation import Conversation
 from server.device.emotions import emotion_of
 from server.device.heeding import heeded
@@ -38,6 +39,7 @@ from server.mcp.client import DeviceMcpClient, McpCallError
 from server.memory.read_result import ReadResult
 from server.protocol.machine import DeviceProtocol
 from server.tools import ToolContext, ToolRegistry
+from server.understanding.question import Question
 from workers.contract import Said
 
 log = structlog.get_logger(__name__)
@@ -272,6 +274,9 @@ class Turn:
             block = await contributor.prompt_block(text, self.context)
             if block:
                 blocks.append(block)
+        understood = read.understood or Question(text)
+        if understood.asks_the_moment:
+            blocks.append(moment_note(self.services.language))
         note = self.checks.declined(text, functions, read)
         if note:
             blocks.append(note)

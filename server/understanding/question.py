@@ -31,6 +31,11 @@ from server.understanding.asking import (
 # the present moment: a question for the time or day it is now is the clock's, not memory's
 _NOW = re.compile(r"现在|今天|今儿|今日|此刻|这会儿?|眼下")
 _MOMENT = frozenset(("clock", "day"))
+_NOW_EN = re.compile(
+    r"\bwhat time is it\b|\bwhat(?:'s| is) the (?:time|date)\b|\bwhat day is (?:it|today)\b|"
+    r"\btoday'?s date\b",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,9 +72,19 @@ class Question:
             return False
         if terms.WEATHER.search(self.text):
             return True
-        if _NOW.search(self.text) and {s.name for s in answer_shapes.asked(self.text)} & _MOMENT:
+        if self.asks_the_moment:
             return True
         return bool(words.places_in(self.text))  # last: it cuts the text into words
+
+    @cached_property
+    def asks_the_moment(self) -> bool:
+        """It asks the time or the day it is now (「现在几点了」「今天星期几」 — "what time is it"):
+        the clock answers, not memory nor the model's guess."""
+        if _NOW_EN.search(self.text):
+            return True
+        if _NOW.search(self.text) is None:
+            return False
+        return bool({s.name for s in answer_shapes.asked(self.text)} & _MOMENT)
 
     @cached_property
     def scope(self) -> lookup.Scope:

@@ -377,3 +377,17 @@ async def test_chit_chat_reads_no_memory(memory_hearth: RunningHearth) -> None:
     await device.ask("谢谢你啊，辛苦了")
     await device.close()
     assert "<memory>" not in system_prompt(memory_hearth.llm)
+
+
+async def test_the_present_moment_is_read_from_the_clock(memory_hearth: RunningHearth) -> None:
+    """「现在几点了」: the turn tells the model the time and day now; a turn that does not ask
+    them has no such note (its prompt is unchanged)."""
+    memory_hearth.llm.responder = lambda req: Reply("现在是下午四点。")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    await device.ask("现在几点了")
+    asked = system_prompt(memory_hearth.llm)
+    await device.ask("小橙子周六几点上钢琴课？")
+    await device.close()
+    assert "现在是" in asked and "问到时间或日期，就照这个回答" in asked
+    assert "问到时间或日期" not in system_prompt(memory_hearth.llm)

@@ -97,3 +97,12 @@ def test_grounds_judge_what_was_said_on_the_question_as_read(
 def test_a_question_about_the_world_not_the_home(text: str, world: bool) -> None:
     """A place of the world, the weather, the present moment's time or day: not memory's."""
     assert Question(text, 0.0, None, None).of_the_world is world
+
+
+def test_a_question_for_the_moment_is_the_clocks() -> None:
+    from server.understanding.question import Question
+
+    for asked in ("现在几点了", "今天星期几", "今天几号啊", "What time is it?"):
+        assert Question(asked).asks_the_moment, asked
+    for other in ("明天几点出发", "小橙子周六几点上钢琴课？", "今天天气怎么样", "我今天好累"):
+        assert not Question(other).asks_the_moment, other
