@@ -117,9 +117,10 @@ def _from_households(data: dict[str, Any]) -> HeardSet:
 
 def mention_words(row: dict[str, Any]) -> tuple[str, ...]:
     """Words that show a reply named the memory ``row``: what its prohibiting clauses forbid,
-    else its item words (never its subject)."""
+    else its item words (never its subject) — the memory's own words, never the knowledge
+    tables' (the product's knowledge must not change what the bench asks of a reply)."""
     names = [row.get("subject") or ""]
-    words = forbidden_items(row["text"], names) or frozenset(
+    words = forbidden_items(row["text"], names, knowledge_too=False) or frozenset(
         w for w in item_words(row["text"], names) if len(w) > 1
     )
     return tuple(sorted(words))

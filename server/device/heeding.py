@@ -69,8 +69,11 @@ class Heeded:
     items: frozenset[str]
 
 
-def forbidden_items(text: str, names: Iterable[str] = ()) -> frozenset[str]:
-    """What the constraint ``text`` forbids, as words a reply would use."""
+def forbidden_items(
+    text: str, names: Iterable[str] = (), knowledge_too: bool = True
+) -> frozenset[str]:
+    """What the constraint ``text`` forbids, as words a reply would use: the words of its
+    prohibiting clauses, and (``knowledge_too``) what its knowledge families cover."""
     people = _people(names)
     items: set[str] = set()
     for clause in _CLAUSES.split(text):
@@ -92,7 +95,8 @@ def forbidden_items(text: str, names: Iterable[str] = ()) -> frozenset[str]:
                     continue
                 word = word[:5]  # 「walnuts」 meets 「walnut」 (as memory.terms cuts them)
             items.add(word)
-    items |= {w for w in knowledge.covered_by(text) if len(w) > 1}
+    if knowledge_too:
+        items |= {w for w in knowledge.covered_by(text) if len(w) > 1}
     return frozenset(items)
 
 
