@@ -56,7 +56,10 @@ _REMINDER_OPENS = re.compile(r"\s*(提醒(一下|你)?|温馨提示)")
 _REMINDS = re.compile(r"\s*(提醒(一下|你)?|注意|要注意|小心|温馨提示|不过)")
 _SORRY_ONLY = re.compile(r"^\s*(抱歉|不好意思|对不起|很抱歉|真抱歉|哎呀)[，,。！!]?\s*$")
 # an acknowledgement alone (「好的，」): nothing to say before 「这个我这里做不到」
-_ACK_ONLY = re.compile(rf"^\s*({_ACK_WORDS}|嗯)[，,。！!]?\s*$")
+_ACK_ONLY = re.compile(
+    rf"^\s*(?:{_ACK_WORDS}|嗯|好嘞|明白|明白了|知道了|了解|懂了|(?:好的|好|嗯)[，,]?(?:我)?(?:明白|知道)了)"
+    r"[，,。！!]?\s*$"
+)
 
 
 @dataclass(frozen=True)

@@ -252,3 +252,13 @@ def test_a_sentence_against_an_unsaid_constraint_is_replaced_by_that_constraint(
     assert checks.check("腰果多放点吧。") == ["提醒一下：Daniel对坚果过敏，腰果、杏仁都不能吃。"]
     assert checks.check("杏仁也可以来一点。") == []  # said once; the next is dropped
     assert checks.check("再配点水果。") == ["再配点水果。"]
+
+
+def test_after_hearths_reminder_a_bare_understood_is_held_not_left_dangling() -> None:
+    """「提醒一下：舟舟左耳鼓膜穿孔了…。明白了，」 with the sentence after it dropped as unsafe:
+    the bare 「明白了，」 is held, so the turn does not end on a fragment."""
+    checks = _checks()
+    checks.reminded = True
+    assert checks.check("明白了，") == []
+    assert checks.closing() is None  # the unsafe sentence after it was dropped: nothing dangles
+    assert checks.check("出发前记得带上耳塞。") == ["明白了，", "出发前记得带上耳塞。"]
