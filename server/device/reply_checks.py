@@ -183,12 +183,16 @@ class ReplyChecks:
     def fallback(self, after_acknowledgement: bool = False) -> str:
         """What a turn that would otherwise say nothing (or only 「好的，」) says: what asks
         nothing — a statement, a plan or a request that asks no question (「周末带姥姥去冰雪
-        大世界」) — is acknowledged (「好的，我知道了。」); a question gets the apology that asks
-        again."""
+        大世界」) — is acknowledged (「好的，我知道了。」); a question about memory gets "I don't
+        know"; any other question the apology that asks again."""
         language = self.language.split("-")[0]
         told = self.kind == "statement" or (
             self.kind == "request" and bool(self.question) and not asks_anything(self.question)
         )
+        if self.kind == "memory_question" and not told:  # asked of memory: it does not know
+            honest = dont_know(self.language)
+            if honest is not None:
+                return honest
         table = ACKNOWLEDGED if told else APOLOGY_EMPTY
         said = table.get(language, table["zh"])
         if after_acknowledgement and told:

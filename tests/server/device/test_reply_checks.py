@@ -262,3 +262,10 @@ def test_after_hearths_reminder_a_bare_understood_is_held_not_left_dangling() ->
     assert checks.check("明白了，") == []
     assert checks.closing() is None  # the unsafe sentence after it was dropped: nothing dangles
     assert checks.check("出发前记得带上耳塞。") == ["明白了，", "出发前记得带上耳塞。"]
+
+
+def test_a_question_about_memory_that_came_to_nothing_is_not_known() -> None:
+    checks = _checks()
+    checks.kind = "memory_question"
+    checks.question = "糯米晚上睡得踏实吗"
+    assert checks.fallback() == DONT_KNOW
