@@ -537,9 +537,12 @@ def _log_injected(recall: ReadResult, person: PersonId) -> None:
 
 
 def _asks_or_plans(kind: KindReading | None) -> bool:
-    """A request or a statement (a plan: 「今晚炖个小鸡炖榛蘑」), not a question about memory
-    (its answer is the constraint itself), a command or chit-chat; unknown counts as one."""
-    return kind is None or kind.kind in (UtteranceKind.REQUEST, UtteranceKind.STATEMENT)
+    """A request, not a statement, a question about memory (its answer is the constraint
+    itself), a command or chit-chat; unknown counts as one. A statement hears only a constraint
+    that plainly applies: said for the closest by meaning, 「米粒昨天冒出第一颗小牙了」 heard her
+    honey rule, 「蕾蕾的糖耐改到周四上午」 her diet (a statement that does concern one, 「外婆给
+    糯米织了身羊毛小衣裤」 and an eczema rule, is left to the knowledge tables)."""
+    return kind is None or kind.kind is UtteranceKind.REQUEST
 
 
 def quiet_kind(kind: KindReading | None) -> bool:

@@ -95,33 +95,69 @@ def vocabulary() -> set[str]:
     return {w for f in families() if f.table == CORE for w in (*f.marks, *f.covers)}
 
 
+# a doubled character names a person far more often than an item: 奶奶 is no milk, 蕾蕾 no bud
+_DOUBLED = re.compile(r"([\u4e00-\u9fff])\1")
+
+
+def _items(request: str) -> str:
+    return _DOUBLED.sub("，", request)
+
+
 def names_covered(request: str) -> bool:
     """Does the request name something a constraint family covers?"""
-    return _covered().search(request) is not None
+    return _covered().search(_items(request)) is not None
 
 
 @lru_cache(maxsize=4096)
 def _families_of(constraint: str) -> tuple[int, ...]:
-    """The families ``constraint`` is of: those its words mark — and when it names what it
-    forbids (「孕期不能喝酒」 names 喝酒), only those of them that cover what it names, so a
-    pregnancy's alcohol rule is not said for sashimi; a constraint naming only its condition
-    (「老婆怀孕二十二周」) is of every family the condition marks."""
-    compiled = _compiled()
-    marked = [i for i, (marks, _) in enumerate(compiled) if marks.search(constraint) is not None]
-    named = [i for i in marked if compiled[i][1].search(constraint) is not None]
-    return tuple(named or marked)
+    """The families ``constraint`` is of: those its words mark — and when it names a hazard
+    (「孕期不能喝酒」 names 喝酒, 「豆豆…牛油果和巧克力都不能给它吃」 names 牛油果 and 巧克力),
+    only those of them that cover what it names, so a pregnancy's alcohol rule is not said for
+    sashimi nor a bird's food rule for a hot pan; a constraint naming only its condition
+    (「老婆怀孕二十二周」「我妈有糖尿病，早晚各打一针胰岛素」) is of every family it marks."""
+    marked = [(i, f) for i, f in enumerate(families()) if _marks(i).search(constraint)]
+    named = [i for i, f in marked if _names_a_hazard(i, f, constraint)]
+    return tuple(named or [i for i, _ in marked])
+
+
+def _marks(index: int) -> re.Pattern[str]:
+    return _compiled()[index][0]
+
+
+def _names_a_hazard(index: int, family: Family, constraint: str) -> bool:
+    """Does ``constraint`` name something ``family`` covers: a mark that is itself a covered
+    item (花生, 巧克力), or a covered word once the family's marks are taken out (the 糖 of
+    糖尿病 is no sweet)?"""
+    hazards, items = _hazards(index)
+    if hazards.search(constraint):
+        return True
+    return items.search(_compiled()[index][0].sub("，", constraint)) is not None
+
+
+@cache
+def _hazards(index: int) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The family's marks that name a covered item (花生, 花生过敏, 不坐电梯, 牛奶 whose head 奶
+    is covered — not 怀孕, nor 糖尿病 whose head is 病), and its covered items of two characters
+    or more (the 糖 of 糖尿病 is no sweet)."""
+    family = families()[index]
+    items = [w.lower() for w in family.covers if len(w) > 1]
+    heads = {w for w in family.covers if len(w) == 1}  # a compound's last character is its head
+    hazards = [
+        w for w in family.marks if any(item in w.lower() for item in items) or w[-1] in heads
+    ]
+    return _pattern(hazards), _pattern(items)
 
 
 def covers(constraint: str, request: str) -> bool:
     """Is ``constraint`` of a family that covers something ``request`` names?"""
-    compiled = _compiled()
-    return any(compiled[i][1].search(request) is not None for i in _families_of(constraint))
+    compiled, asked = _compiled(), _items(request)
+    return any(compiled[i][1].search(asked) is not None for i in _families_of(constraint))
 
 
 def covering(constraint: str, request: str) -> list[Family]:
     """The families of ``constraint`` that cover something ``request`` names (for the log)."""
-    compiled, every = _compiled(), families()
-    return [every[i] for i in _families_of(constraint) if compiled[i][1].search(request)]
+    compiled, every, asked = _compiled(), families(), _items(request)
+    return [every[i] for i in _families_of(constraint) if compiled[i][1].search(asked)]
 
 
 def covered_by(constraint: str) -> set[str]:

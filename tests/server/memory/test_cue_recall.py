@@ -33,7 +33,12 @@ def core_knowledge(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def _forget_knowledge() -> None:
-    for cached in (knowledge._compiled, knowledge._covered, knowledge._families_of):
+    for cached in (
+        knowledge._compiled,
+        knowledge._covered,
+        knowledge._families_of,
+        knowledge._hazards,
+    ):
         cached.cache_clear()
 
 

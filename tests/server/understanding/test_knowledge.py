@@ -63,3 +63,8 @@ def test_a_constraint_naming_what_it_forbids_is_of_the_families_covering_that() 
     assert not knowledge.covers("孕期不能喝酒", "晚上点一份三文鱼刺身")
     assert knowledge.covers("老婆怀孕二十二周了", "晚上点一份三文鱼刺身")
     assert knowledge.covers("老婆怀孕二十二周了", "晚上喝点红酒")
+
+
+def test_a_doubled_character_is_a_person_not_an_item() -> None:
+    assert knowledge.covers("我对牛奶过敏", "早上喝杯热奶")
+    assert not knowledge.covers("我对牛奶过敏", "周末带奶奶去公园")
