@@ -131,7 +131,16 @@ def _in_scope(
         for m, cue in constraints
         if entities.mentions(text, m.subject, m.entities) or _about(m, aliases)
     ]
-    return named or [(m, cue) for m, cue in constraints if question.scope.covers(text, m)]
+    if named:
+        return named
+    scoped = [(m, cue) for m, cue in constraints if question.scope.covers(text, m)]
+    if question.about_eating and "pet" not in question.topics:
+        # what someone eats or drinks, no pet named: a pet's food rule is not its concern
+        # (「蕾蕾想喝碗甜白酒煮鸡蛋」 and a cockatiel that must have no alcohol)
+        scoped = [
+            (m, c) for m, c in scoped if not entities.about_a_pet(m.text, m.subject, m.entities)
+        ]
+    return scoped
 
 
 def _about(memory: Memory, words: Sequence[str]) -> bool:

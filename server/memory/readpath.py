@@ -56,7 +56,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 import statistics
 import time
 from collections.abc import Iterable
@@ -754,11 +753,7 @@ def _shares_the_home(understood: Question, scope: lookup.Scope) -> bool:
     concern when it names no other member and is not about what the speaker eats."""
     if scope.relations and not any(w in entities.PETS for w in scope.relations):
         return False
-    return _EATING.search(understood.text) is None or "pet" in understood.topics
-
-
-# what a person does with food and medicine: the plate is theirs, not the home's
-_EATING = re.compile(r"吃|喝|尝|嚼|啃|咽|服用|ate|eat|drink", re.IGNORECASE)
+    return not understood.about_eating or "pet" in understood.topics
 
 
 def _names_from(recalled: Iterable[Recalled], relations: list[str]) -> list[str]:

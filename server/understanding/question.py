@@ -31,6 +31,8 @@ from server.understanding.asking import (
 # the present moment: a question for the time or day it is now is the clock's, not memory's
 _NOW = re.compile(r"现在|今天|今儿|今日|此刻|这会儿?|眼下")
 _MOMENT = frozenset(("clock", "day"))
+# what a person does with food and medicine: the plate is theirs, not the home's
+_EATING = re.compile(r"吃|喝|尝|嚼|啃|咽|服用|ate|eat|drink", re.IGNORECASE)
 _NOW_EN = re.compile(
     r"\bwhat time is it\b|\bwhat(?:'s| is) the (?:time|date)\b|\bwhat day is (?:it|today)\b|"
     r"\btoday'?s date\b",
@@ -75,6 +77,11 @@ class Question:
         if self.asks_the_moment:
             return True
         return bool(words.places_in(self.text))  # last: it cuts the text into words
+
+    @cached_property
+    def about_eating(self) -> bool:
+        """It is about eating, drinking or taking something (吃, 喝, 尝, 服用 — "eat", "drink")."""
+        return _EATING.search(self.text) is not None
 
     @cached_property
     def asks_the_moment(self) -> bool:

@@ -128,3 +128,9 @@ def test_the_constraints_said_first_are_the_same_for_the_text_and_the_question()
         assert applying(Question(text), said) == applying(text, said)
         assert closest(Question(text), found) == closest(text, found)
     assert applying(Question("晚上给爸爸喝点啤酒"), said) == [DAD_GOUT]
+
+
+def test_a_pets_food_rule_is_not_said_for_what_someone_else_eats() -> None:
+    bird = constraint("豆豆是玄凤鹦鹉，牛油果和白酒都不能给它", "豆豆")
+    assert applying("晚上想喝碗甜白酒煮鸡蛋", [(bird, None)]) == []
+    assert applying("豆豆想尝一口白酒", [(bird, None)]) == [bird]
