@@ -133,14 +133,19 @@ def _in_scope(
     ]
     if named:
         return named
-    scoped = [(m, cue) for m, cue in constraints if question.scope.covers(text, m)]
-    if question.about_eating and "pet" not in question.topics:
-        # what someone eats or drinks, no pet named: a pet's food rule is not its concern
-        # (「蕾蕾想喝碗甜白酒煮鸡蛋」 and a cockatiel that must have no alcohol)
-        scoped = [
-            (m, c) for m, c in scoped if not entities.about_a_pet(m.text, m.subject, m.entities)
-        ]
-    return scoped
+    # the home is the pets' too (a lily on the sill, a non-stick pan on the fire), but what
+    # someone eats or drinks, no pet named, is not (「蕾蕾想喝碗甜白酒煮鸡蛋」 and a cockatiel
+    # that must have no alcohol)
+    home = not question.about_eating or "pet" in question.topics
+    return [
+        (m, cue)
+        for m, cue in constraints
+        if (home or not _a_pets(m)) and (question.scope.covers(text, m) or (home and _a_pets(m)))
+    ]
+
+
+def _a_pets(memory: Memory) -> bool:
+    return entities.about_a_pet(memory.text, memory.subject, memory.entities)
 
 
 def _about(memory: Memory, words: Sequence[str]) -> bool:

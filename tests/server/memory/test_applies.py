@@ -134,3 +134,8 @@ def test_a_pets_food_rule_is_not_said_for_what_someone_else_eats() -> None:
     bird = constraint("豆豆是玄凤鹦鹉，牛油果和白酒都不能给它", "豆豆")
     assert applying("晚上想喝碗甜白酒煮鸡蛋", [(bird, None)]) == []
     assert applying("豆豆想尝一口白酒", [(bird, None)]) == [bird]
+
+
+def test_a_pets_rule_concerns_what_is_brought_into_the_home() -> None:
+    cat = constraint("番薯是猫，百合花对它有毒，家里不能摆百合", "番薯")
+    assert applying("邻居送了一盆香水百合，我先摆在客厅窗台上", [(cat, None)]) == [cat]
