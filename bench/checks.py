@@ -57,6 +57,8 @@ CHECKS: tuple[Check, ...] = (
           ("reminder repeated",)),
     Check("told back", "reply_checks._not_told_back", "turn.told_back_dropped",
           ("reminds the person of what they just said",)),
+    Check("reminder not due", "reply_checks._not_told_back", "turn.reminder_not_due_dropped",
+          ("a reminder on a command or chit-chat",)),
     Check("unsafe recommendation", "heeding.recommends_against",
           "turn.unsafe_recommendation_dropped",
           ("recommends what a constraint forbids", "recommends what a said constraint forbids")),

@@ -315,9 +315,14 @@ class ReplyChecks:
 
     def _not_told_back(self, text: str) -> str | None:
         """``text`` unless it is a reminder of what the person just said (「提醒一下，明天下午你要
-        带女儿去放风筝」 right after they said so): most of its words are the utterance's."""
+        带女儿去放风筝」 right after they said so: most of its words are the utterance's), or a
+        reminder on a command or chit-chat (「提醒一下，老爷子耳朵背」 to turn the volume up)."""
         if not self.question or not reminds(text):
             return text
+        if self.kind in ("command", "chitchat"):  # a reminder is for a plan or a request
+            log.info("turn.reminder_not_due_dropped", said=text, kind=self.kind)
+            self._drop(text, "a reminder on a command or chit-chat")
+            return None
         said = terms.terms(_REMINDER_HEAD.sub("", text).replace("你", "我"))
         if not said or len(said & self._question_terms()) < TOLD_BACK * len(said):
             return text

@@ -269,3 +269,11 @@ def test_a_question_about_memory_that_came_to_nothing_is_not_known() -> None:
     checks.kind = "memory_question"
     checks.question = "糯米晚上睡得踏实吗"
     assert checks.fallback() == DONT_KNOW
+
+
+def test_a_reminder_on_a_command_is_not_spoken() -> None:
+    checks = _checks()
+    checks.kind = "command"
+    checks.question = "声音再大点，老爷子耳朵背"
+    assert checks.check("提醒一下，老人家听力不好要多体谅。") == []
+    assert [r["why"] for r in checks.replaced] == ["a reminder on a command or chit-chat"]
