@@ -61,10 +61,38 @@ _ASKING = ("啥", "什么", "谁", "哪", "几", "多少")
 _NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她们", "自己", "这个", "那个"})
 
 
+# English kinship words as the household's Chinese ones (a bilingual home: 「my wife」 is 我老婆)
+_ENGLISH_KIN = {
+    "wife": "老婆", "husband": "老公", "son": "儿子", "daughter": "女儿", "kids": "孩子",
+    "kid": "孩子", "children": "孩子", "child": "孩子", "baby": "宝宝", "mum": "妈妈",
+    "mom": "妈妈", "mother": "妈妈", "dad": "爸爸", "father": "爸爸", "grandma": "奶奶",
+    "grandmother": "奶奶", "grandpa": "爷爷", "grandfather": "爷爷", "brother": "哥哥",
+    "sister": "姐姐", "dog": "狗", "cat": "猫", "parrot": "鹦鹉", "rabbit": "兔子",
+    "mother-in-law": "婆婆", "father-in-law": "公公",
+}  # fmt: skip
+_ENGLISH_KIN_WORDS = re.compile(
+    r"\b(my |our )?("
+    + "|".join(sorted((re.escape(w) for w in _ENGLISH_KIN), key=len, reverse=True))
+    + r")\b",
+    re.IGNORECASE,
+)
+
+
+def _in_chinese(text: str) -> str:
+    """English kinship words in their Chinese form, 「my」 as the speaker owning them."""
+    if not text.isascii() and not re.search(r"[A-Za-z]", text):
+        return text
+    return _ENGLISH_KIN_WORDS.sub(
+        lambda m: ("我" if m.group(1) else "") + _ENGLISH_KIN[m.group(2).lower()], text
+    )
+
+
 def relations_in(text: str) -> list[str]:
     """Relation words a question is about; family words expand to every relation. A relative
     named from the child's side (孩子奶奶, 娃他姥爷) is the speaker's relative of that person,
-    either parent speaking (``kinship.from_childs_side``: 妈妈 / 婆婆 …)."""
+    either parent speaking (``kinship.from_childs_side``: 妈妈 / 婆婆 …). English kinship words
+    count as their Chinese forms (「my wife」: 老婆)."""
+    text = _in_chinese(text)
     if any(word in text for word in FAMILY_WORDS):
         return list(RELATIONS)
     text, childs = _childs_side(text)

@@ -70,3 +70,11 @@ def test_a_relative_named_from_the_childs_side_is_the_speakers() -> None:
 def test_a_grandparent_no_one_owns_is_also_the_childrens() -> None:
     assert "公公" in relations_in("让爷爷去接一下")
     assert relations_in("我爷爷明天来") == ["爷爷"]  # the speaker's own
+
+
+def test_english_kinship_words_are_the_households_relations() -> None:
+    from memory.entities import relations_in
+
+    assert "老婆" in relations_in("Could you suggest something sweet for my wife tonight?")
+    assert relations_in("Can my son eat peanuts?") == ["儿子"]
+    assert relations_in("What should I cook tonight?") == []
