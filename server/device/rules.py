@@ -18,6 +18,12 @@ ACTION_RULES = """<actions>
 
 # This turn's note when the person is telling something (memory.utterance_kinds: statement):
 # the model answered such turns with advice, questions and reminders of what was just said.
+# the weather asked with no tool that knows it: the model must not make one up (「零下5度。」)
+NO_WEATHER_NOTE = {
+    "zh": "你查不到实时天气和气温。被问到天气，就直说查不到，可以建议看手机天气，不要编数字。",
+    "en": "You cannot look up the weather or temperature. If asked, say so plainly and suggest "
+    "a weather app; never make up figures.",
+}
 STATEMENT_NOTE = {
     "zh": "用户这句话是在告诉你一件事，不是在提问。用一句简短自然的话回应（比如表示知道了），"
     "不要反问，不要复述，不要提醒别的事。",

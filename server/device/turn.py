@@ -33,7 +33,7 @@ from server.device.heeding import heeded
 from server.device.pacing import AudioPacer
 from server.device.priority import NoPriority, TurnPriority
 from server.device.reply_checks import ReplyChecks
-from server.device.rules import STATEMENT_NOTE
+from server.device.rules import NO_WEATHER_NOTE, STATEMENT_NOTE
 from server.device.sentences import CodeBlocks, SentenceSplitter
 from server.mcp.client import DeviceMcpClient, McpCallError
 from server.memory.read_result import ReadResult
@@ -275,13 +275,15 @@ class Turn:
             if block:
                 blocks.append(block)
         understood = read.understood or Question(text)
+        language = self.services.language.split("-")[0]
         if understood.asks_the_moment:
             blocks.append(moment_note(self.services.language))
+        elif understood.asks_the_weather and not _knows_weather(functions):
+            blocks.append(NO_WEATHER_NOTE.get(language, NO_WEATHER_NOTE["zh"]))
         note = self.checks.declined(text, functions, read)
         if note:
             blocks.append(note)
         elif read.statement:
-            language = self.services.language.split("-")[0]
             blocks.append(STATEMENT_NOTE.get(language, STATEMENT_NOTE["zh"]))
         turn_context = [{"role": "system", "content": "\n\n".join(blocks)}] if blocks else []
         return [{"role": "system", "content": self.services.system_prompt}, *history, *turn_context,
@@ -522,3 +524,8 @@ def assistant_tool_message(text: str, calls: list[ToolCall]) -> Message:
             for c in calls
         ],
     }
+
+
+def _knows_weather(functions: list[dict[str, Any]]) -> bool:
+    """Does an offered tool know the weather (a weather MCP server, a plugin)?"""
+    return any("weather" in str(f.get("function", f).get("name", "")).lower() for f in functions)

@@ -31,6 +31,9 @@ from server.understanding.asking import (
 # the present moment: a question for the time or day it is now is the clock's, not memory's
 _NOW = re.compile(r"现在|今天|今儿|今日|此刻|这会儿?|眼下")
 _MOMENT = frozenset(("clock", "day"))
+_DEGREES = re.compile(r"零下|温度|多少度|几度|冷不冷|热不热")
+_APPLIANCE = re.compile(r"空调|暖气片|热水器|水温|烤箱|冰箱|地暖|体温|发烧")
+_WEATHER_EN = re.compile(r"\bweather\b|\btemperature\b|\bwill it rain\b", re.IGNORECASE)
 # what a person does with food and medicine: the plate is theirs, not the home's
 _EATING = re.compile(r"吃|喝|尝|嚼|啃|咽|服用|ate|eat|drink", re.IGNORECASE)
 _NOW_EN = re.compile(
@@ -82,6 +85,13 @@ class Question:
     def about_eating(self) -> bool:
         """It is about eating, drinking or taking something (吃, 喝, 尝, 服用 — "eat", "drink")."""
         return _EATING.search(self.text) is not None
+
+    @cached_property
+    def asks_the_weather(self) -> bool:
+        """It asks the weather or the temperature (「外头这会儿零下多少度」「明天下雨吗」)."""
+        if _APPLIANCE.search(self.text):  # 「空调调到几度」 is the air conditioner's
+            return False
+        return any(p.search(self.text) for p in (terms.WEATHER, _DEGREES, _WEATHER_EN))
 
     @cached_property
     def asks_the_moment(self) -> bool:

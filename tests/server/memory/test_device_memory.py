@@ -391,3 +391,16 @@ async def test_the_present_moment_is_read_from_the_clock(memory_hearth: RunningH
     await device.close()
     assert "现在是" in asked and "问到时间或日期，就照这个回答" in asked
     assert "问到时间或日期" not in system_prompt(memory_hearth.llm)
+
+
+async def test_the_weather_asked_with_no_tool_that_knows_it_is_not_made_up(
+    memory_hearth: RunningHearth,
+) -> None:
+    from server.device.rules import NO_WEATHER_NOTE
+
+    memory_hearth.llm.responder = lambda req: Reply("我这里查不到实时天气。")
+    device = memory_hearth.device(MAC)
+    await device.connect()
+    await device.ask("外头这会儿零下多少度")
+    await device.close()
+    assert NO_WEATHER_NOTE["zh"] in system_prompt(memory_hearth.llm)

@@ -106,3 +106,12 @@ def test_a_question_for_the_moment_is_the_clocks() -> None:
         assert Question(asked).asks_the_moment, asked
     for other in ("明天几点出发", "小橙子周六几点上钢琴课？", "今天天气怎么样", "我今天好累"):
         assert not Question(other).asks_the_moment, other
+
+
+def test_a_question_for_the_weather() -> None:
+    from server.understanding.question import Question
+
+    for asked in ("外头这会儿零下多少度", "明天下雨吗", "What's the weather like?"):
+        assert Question(asked).asks_the_weather, asked
+    for other in ("把空调调到26度", "给我妈买点西柚", "孩子发烧三十八度怎么办"):
+        assert not Question(other).asks_the_weather, other
