@@ -100,7 +100,36 @@ _DOUBLED = re.compile(r"([\u4e00-\u9fff])\1")
 
 
 def _items(request: str) -> str:
-    return _DOUBLED.sub("，", request)
+    """What ``request`` can name as items: doubled characters and the names of conditions
+    taken out (the 糖 of 糖耐 or 糖尿病 is no sweet)."""
+    text = _DOUBLED.sub("，", request)
+    # a condition's name inside a longer covered word stays (晕船 of 晕船贴)
+    spans = [(m.start(), m.end()) for m in _every_item().finditer(text)]
+
+    def unless_inside(m: re.Match[str]) -> str:
+        inside = any(a <= m.start() and m.end() <= b and b - a > len(m.group(0)) for a, b in spans)
+        return m.group(0) if inside else "，"
+
+    return _conditions().sub(unless_inside, text)
+
+
+@cache
+def _every_item() -> re.Pattern[str]:
+    return _pattern(w for f in families() for w in f.covers)
+
+
+@cache
+def _conditions() -> re.Pattern[str]:
+    """Every family's marks that name a condition, not an item (糖尿病, 糖耐, 孕期 — not 花生,
+    nor 酒精, which some family covers)."""
+    every = families()
+    covered = {w.lower() for f in every for w in f.covers}
+    return _pattern(
+        w
+        for i, f in enumerate(every)
+        for w in f.marks
+        if w.lower() not in covered and not _hazards(i)[0].fullmatch(w)
+    )
 
 
 def names_covered(request: str) -> bool:

@@ -38,6 +38,8 @@ def _forget_knowledge() -> None:
         knowledge._covered,
         knowledge._families_of,
         knowledge._hazards,
+        knowledge._conditions,
+        knowledge._every_item,
     ):
         cached.cache_clear()
 

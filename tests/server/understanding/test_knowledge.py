@@ -68,3 +68,10 @@ def test_a_constraint_naming_what_it_forbids_is_of_the_families_covering_that() 
 def test_a_doubled_character_is_a_person_not_an_item() -> None:
     assert knowledge.covers("我对牛奶过敏", "早上喝杯热奶")
     assert not knowledge.covers("我对牛奶过敏", "周末带奶奶去公园")
+
+
+def test_a_conditions_name_in_a_request_is_no_item() -> None:
+    assert not knowledge.covers("老婆查出妊娠糖尿病，甜食要控制", "老婆的糖耐改到周四上午")
+    assert knowledge.covers("老婆查出妊娠糖尿病，甜食要控制", "给老婆买块蛋糕")
+    assert knowledge.covers("我对花生过敏", "晚上做个花生酱拌面")
+    assert knowledge.covers("我有闭角型青光眼", "坐船前贴个晕船贴")  # 晕船 inside 晕船贴
