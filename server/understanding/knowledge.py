@@ -120,15 +120,15 @@ def _every_item() -> re.Pattern[str]:
 
 @cache
 def _conditions() -> re.Pattern[str]:
-    """Every family's marks that name a condition, not an item (糖尿病, 糖耐, 孕期 — not 花生,
-    nor 酒精, which some family covers)."""
+    """Every family's marks that name a condition, not an item: none of the family's covered
+    words in them (糖耐, 孕期 — not 花生, not 甜的, nor 酒精, which some family covers)."""
     every = families()
     covered = {w.lower() for f in every for w in f.covers}
     return _pattern(
         w
-        for i, f in enumerate(every)
+        for f in every
         for w in f.marks
-        if w.lower() not in covered and not _hazards(i)[0].fullmatch(w)
+        if w.lower() not in covered and not any(c.lower() in w.lower() for c in f.covers)
     )
 
 
