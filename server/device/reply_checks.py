@@ -319,7 +319,11 @@ class ReplyChecks:
         reminder on a command or chit-chat (「提醒一下，老爷子耳朵背」 to turn the volume up)."""
         if not self.question or not reminds(text):
             return text
-        if self.kind in ("command", "chitchat"):  # a reminder is for a plan or a request
+        # a reminder is for a plan or a request: not on a command or chit-chat, nor on a
+        # statement memory holds no constraint for (「客厅灯调暗点，刺眼睛得很」 read as one)
+        if self.kind in ("command", "chitchat") or (
+            self.kind == "statement" and not self.held_constraints
+        ):
             log.info("turn.reminder_not_due_dropped", said=text, kind=self.kind)
             self._drop(text, "a reminder on a command or chit-chat")
             return None

@@ -277,3 +277,14 @@ def test_a_reminder_on_a_command_is_not_spoken() -> None:
     checks.question = "声音再大点，老爷子耳朵背"
     assert checks.check("提醒一下，老人家听力不好要多体谅。") == []
     assert [r["why"] for r in checks.replaced] == ["a reminder on a command or chit-chat"]
+
+
+def test_a_reminder_on_a_statement_with_no_constraint_is_not_spoken() -> None:
+    checks = _checks()
+    checks.kind = "statement"
+    checks.question = "客厅灯调暗点，刺眼睛得很"
+    assert checks.check("提醒一下，客厅灯调暗点可能会刺眼睛。") == []
+    guarded = _checks()
+    guarded.kind, guarded.held_constraints = "statement", ("米粒还不到一岁，不能吃蜂蜜",)
+    guarded.question = "今晚给米粒冲一小碗蜂蜜水"
+    assert guarded.check("提醒一下，米粒还不到一岁。") == ["提醒一下，米粒还不到一岁。"]
