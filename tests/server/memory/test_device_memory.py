@@ -51,6 +51,17 @@ def system_prompt(llm: ScriptedLLM, index: int = -1) -> str:
     return "\n".join(str(m["content"]) for m in messages if m["role"] == "system")
 
 
+async def _one_turn(hearth: RunningHearth, reply: str, asked: str) -> tuple[str, str]:
+    """One utterance on a new connection, the model scripted to ``reply``: what the device
+    said and every system message the model was given."""
+    hearth.llm.responder = lambda req: Reply(reply)
+    device = hearth.device(MAC)
+    await device.connect()
+    result = await device.ask(asked)
+    await device.close()
+    return result.text, system_prompt(hearth.llm)
+
+
 async def test_device_turn_injects_the_safety_group(memory_hearth: RunningHearth) -> None:
     memory_hearth.llm.responder = lambda req: Reply("先提醒一下，你老婆对海鲜过敏。")
     device = memory_hearth.device(MAC)
@@ -360,14 +371,10 @@ async def test_a_statement_is_acknowledged_never_apologised_for(
 ) -> None:
     from server.device.rules import STATEMENT_NOTE
 
-    memory_hearth.llm.responder = lambda req: Reply("")
-    device = memory_hearth.device(MAC)
-    await device.connect()
-    result = await device.ask("我姐姐下个月要从成都过来住一阵子")
-    await device.close()
-    assert result.text == "好的，我知道了。"
-    assert STATEMENT_NOTE["zh"] in system_prompt(memory_hearth.llm)
-    assert "提醒一下" not in result.text
+    said, prompt = await _one_turn(memory_hearth, "", "我姐姐下个月要从成都过来住一阵子")
+    assert said == "好的，我知道了。"
+    assert STATEMENT_NOTE["zh"] in prompt
+    assert "提醒一下" not in said
 
 
 async def test_chit_chat_reads_no_memory(memory_hearth: RunningHearth) -> None:
@@ -398,9 +405,5 @@ async def test_the_weather_asked_with_no_tool_that_knows_it_is_not_made_up(
 ) -> None:
     from server.device.rules import NO_WEATHER_NOTE
 
-    memory_hearth.llm.responder = lambda req: Reply("我这里查不到实时天气。")
-    device = memory_hearth.device(MAC)
-    await device.connect()
-    await device.ask("外头这会儿零下多少度")
-    await device.close()
-    assert NO_WEATHER_NOTE["zh"] in system_prompt(memory_hearth.llm)
+    _, prompt = await _one_turn(memory_hearth, "我这里查不到实时天气。", "外头这会儿零下多少度")
+    assert NO_WEATHER_NOTE["zh"] in prompt
