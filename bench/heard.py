@@ -41,7 +41,10 @@ from server.device.reply_checks import APOLOGY_EMPTY
 from server.memory.applies import item_words
 
 DAY = 86400.0
-_REFUSED = re.compile(r"不|别|没|避免|禁|忌|过敏|小心|注意|代替|替代|换成|而不是|除了|远离|慎")
+# a refusal in Mandarin or Cantonese (唔, 冇, 咪: 「唔食得提子」)
+_REFUSED = re.compile(
+    r"不|别|没|避免|禁|忌|过敏|小心|注意|代替|替代|换成|而不是|除了|远离|慎|唔|冇|咪"
+)
 _SENTENCES = re.compile(r"(?<=[。！？!?；;])")
 _BARE_ACK = re.compile(r"^\s*(好的|好|嗯|行|可以|没问题|收到)[，,。！!]?\s*$")
 _ENDS = re.compile(r"[。！？!?.…~）)」\"'a-zA-Z0-9]\s*$")
