@@ -53,16 +53,6 @@ def _pattern(words: Iterable[str]) -> re.Pattern[str]:
     return re.compile("|".join(parts) or r"(?!)", re.IGNORECASE)
 
 
-_PATTERNS: dict[tuple[str, ...], re.Pattern[str]] = {}
-
-
-def _cached(words: tuple[str, ...]) -> re.Pattern[str]:
-    found = _PATTERNS.get(words)
-    if found is None:
-        found = _PATTERNS[words] = _pattern(words)
-    return found
-
-
 @cache
 def families() -> tuple[Family, ...]:
     """Every family of every table (``knowledge_*.json``), the core table first."""
@@ -80,7 +70,7 @@ def families() -> tuple[Family, ...]:
 
 @cache
 def _compiled() -> tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]:
-    return tuple((_cached(f.marks), _cached(f.covers)) for f in families())
+    return tuple((_pattern(f.marks), _pattern(f.covers)) for f in families())
 
 
 @cache
@@ -99,9 +89,11 @@ def vocabulary() -> set[str]:
 _DOUBLED = re.compile(r"([\u4e00-\u9fff])\1")
 
 
+@lru_cache(maxsize=1024)
 def _items(request: str) -> str:
     """What ``request`` can name as items: doubled characters and the names of conditions
-    taken out (the 糖 of 糖耐 or 糖尿病 is no sweet)."""
+    taken out (the 糖 of 糖耐 or 糖尿病 is no sweet). Cached: a turn asks it once per
+    constraint."""
     text = _DOUBLED.sub("，", request)
     # a condition's name inside a longer covered word stays (晕船 of 晕船贴)
     spans = [(m.start(), m.end()) for m in _every_item().finditer(text)]
@@ -144,23 +136,23 @@ def _families_of(constraint: str) -> tuple[int, ...]:
     only those of them that cover what it names, so a pregnancy's alcohol rule is not said for
     sashimi nor a bird's food rule for a hot pan; a constraint naming only its condition
     (「老婆怀孕二十二周」「我妈有糖尿病，早晚各打一针胰岛素」) is of every family it marks."""
-    marked = [(i, f) for i, f in enumerate(families()) if _marks(i).search(constraint)]
-    named = [i for i, f in marked if _names_a_hazard(i, f, constraint)]
-    return tuple(named or [i for i, _ in marked])
+    marked = [i for i in range(len(families())) if _marks(i).search(constraint)]
+    named = [i for i in marked if _names_a_hazard(i, constraint)]
+    return tuple(named or marked)
 
 
 def _marks(index: int) -> re.Pattern[str]:
     return _compiled()[index][0]
 
 
-def _names_a_hazard(index: int, family: Family, constraint: str) -> bool:
-    """Does ``constraint`` name something ``family`` covers: a mark that is itself a covered
+def _names_a_hazard(index: int, constraint: str) -> bool:
+    """Does ``constraint`` name something the family covers: a mark that is itself a covered
     item (花生, 巧克力), or a covered word once the family's marks are taken out (the 糖 of
     糖尿病 is no sweet)?"""
     hazards, items = _hazards(index)
     if hazards.search(constraint):
         return True
-    return items.search(_compiled()[index][0].sub("，", constraint)) is not None
+    return items.search(_marks(index).sub("，", constraint)) is not None
 
 
 @cache

@@ -40,6 +40,7 @@ def _forget_knowledge() -> None:
         knowledge._hazards,
         knowledge._conditions,
         knowledge._every_item,
+        knowledge._items,
     ):
         cached.cache_clear()
 
