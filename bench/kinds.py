@@ -1,9 +1,11 @@
-"""``hearth bench kinds``: the utterance-kind classifier (``memory.utterance_kinds``) trained on
-the labelled training sets (``bench/data/utterance_kinds/train-*.jsonl``) and scored on sets it
-was not trained on — five-fold cross-validation on the training utterances, then every other
-labelled set given (the frozen set, the "what is heard" requests), per kind: precision, recall,
-and the confusion table. ``--train`` writes the shipped weights (a function of the training files
-and the embedder: the same command reproduces them).
+"""``hearth bench kinds``: the utterance-kind classifier (``memory.utterance_kinds``), its lasting
+head and the memory safety head (``memory.memory_class``), trained on the labelled training sets
+(``bench/data/utterance_kinds/train-*.jsonl``, ``bench/data/memory_classes/``) and scored on sets
+they were not trained on — five-fold cross-validation on the training utterances, then every
+other labelled set given (the frozen set, the "what is heard" requests), per kind: precision,
+recall, and the confusion table; the safety head on the external households' memories.
+``--train`` writes the shipped weights (a function of the training files and the embedder: the
+same command reproduces them).
 """
 
 from __future__ import annotations
@@ -20,13 +22,15 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.results import Figure
+from memory.memory_class import SURE, SafetyHead
+from memory.memory_class import WEIGHTS as SAFETY_WEIGHTS
 from memory.utterance_kinds import (
     KINDS,
     WEIGHTS,
     KindModel,
     UtteranceKind,
     train,
-    train_lasting,
+    train_binary,
 )
 from providers.embedder import Embedder
 
@@ -139,7 +143,7 @@ def lasting_model(
     for fold in range(5):
         held = order[fold::5]
         kept = np.setdiff1d(np.arange(len(y)), held)
-        head = train_lasting(x[kept], y[kept].tolist())
+        head = train_binary(x[kept], y[kept].tolist())
         predicted[held] = 1 / (1 + np.exp(-(x[held] @ head[:-1] + head[-1])))
     said = predicted >= 0.5
     true_positive = int((said & y).sum())
@@ -148,7 +152,7 @@ def lasting_model(
         true_positive / max(int(said.sum()), 1), true_positive / max(int(y.sum()), 1),
         float(((predicted >= LOW) & y).sum() / max(int(y.sum()), 1)),
     )  # fmt: skip
-    return train_lasting(x, y.tolist()), score
+    return train_binary(x, y.tolist()), score
 
 
 def embed_all(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
@@ -196,6 +200,77 @@ def figures(cross: Score, lasting: LastingScore | None) -> list[Figure]:
     return [Figure(figure, value)]
 
 
+MEMORY_CLASSES = DATA / "memory_classes"  # every *.jsonl in it: {text, cls}
+# labelled memories of read-path sets whose one look is done: more training memories
+LOOKED_AT = tuple(
+    DATA / "frozen" / name
+    for name in ("heard-2026-12-03.json", "recall-2026-12-03.json", "heard-b-2026-12-03.json")
+)
+EXTERNAL_HOUSEHOLDS = Path(__file__).parents[2] / "shared" / "data" / "external" / "households.json"
+
+
+def _memories_of(data: object) -> list[tuple[str, bool]]:
+    """Every {text, cls} memory in a read-path set, as (text, is a constraint)."""
+    found: list[tuple[str, bool]] = []
+    if isinstance(data, dict):
+        if isinstance(data.get("text"), str) and "cls" in data:
+            found.append((data["text"], data["cls"] == "safety"))
+        for value in data.values():
+            found += _memories_of(value)
+    elif isinstance(data, list):
+        for value in data:
+            found += _memories_of(value)
+    return found
+
+
+def memory_training_set() -> list[tuple[str, bool]]:
+    rows = [json.loads(line) for path in sorted(MEMORY_CLASSES.glob("*.jsonl"))
+            for line in path.read_text().splitlines() if line.strip()]  # fmt: skip
+    found = [(r["text"], r["cls"] == "safety") for r in rows]
+    for path in LOOKED_AT:
+        if path.is_file():
+            found += _memories_of(json.loads(path.read_text()))
+    return list(dict(found).items())
+
+
+@dataclass(frozen=True)
+class SafetyScore:
+    name: str
+    constraints: int
+    found: int  # constraints read at or above memory_class.SURE
+    others: int
+    taken: int  # other memories read at or above SURE
+
+    def as_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def safety_model(
+    embedder: Embedder, console: Console, write: bool
+) -> tuple[SafetyHead, SafetyScore | None]:
+    """The memory safety head trained on the labelled memories; scored on the external
+    households' memories (never trained on) when they are beside the checkout."""
+    items = memory_training_set()
+    head = SafetyHead(embedder.name, train_binary(
+        embed_all(embedder, [t for t, _ in items]), [y for _, y in items]
+    ))  # fmt: skip
+    if write:
+        head.save(SAFETY_WEIGHTS)
+        console.print(f"weights written: {SAFETY_WEIGHTS} ({SAFETY_WEIGHTS.stat().st_size} bytes)")
+    if not EXTERNAL_HOUSEHOLDS.is_file():
+        return head, None
+    held = _memories_of(json.loads(EXTERNAL_HOUSEHOLDS.read_text()))
+    read = [head.read(v) for v in embed_all(embedder, [t for t, _ in held]).tolist()]
+    result = SafetyScore(
+        f"memory safety head on the {len(held)} external memories (trained on {len(items)})",
+        sum(y for _, y in held), sum(y and r >= SURE for (_, y), r in zip(held, read, strict=True)),
+        sum(not y for _, y in held),
+        sum(not y and r >= SURE for (_, y), r in zip(held, read, strict=True)),
+    )  # fmt: skip
+    console.print(result.as_json())
+    return head, result
+
+
 def main(
     embedder: Embedder, console: Console, write: bool, sets: Sequence[Path], out: Path | None
 ) -> tuple[list[Score], LastingScore | None]:
@@ -211,6 +286,7 @@ def main(
     if write:
         model.save(WEIGHTS)
         console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")
+    safety_model(embedder, console, write)
     for path in sets:
         held = load(path)
         results.append(score(path.name, model, held, embed_all(embedder, [i.text for i in held])))

@@ -78,7 +78,20 @@ _ENGLISH_KIN_WORDS = re.compile(
 )
 
 
-def _in_chinese(text: str) -> str:
+_KIN_ALTERNATION = "|".join(sorted((re.escape(w) for w in _ENGLISH_KIN), key=len, reverse=True))
+# a name introduced in English: 「my daughter Maeve」「Maeve, our daughter」「Rusty is our dog」
+_ENGLISH_NAMES = (
+    re.compile(rf"\b(?:[Mm]y|[Oo]ur) (?:{_KIN_ALTERNATION}),? ([A-Z][a-z]{{1,20}})\b"),
+    re.compile(rf"\b([A-Z][a-z]{{1,20}}),? (?:is )?(?:my|our) (?:{_KIN_ALTERNATION})\b"),
+    re.compile(r"\b(?:named|called) ([A-Z][a-z]{1,20})\b"),
+    re.compile(rf"\b(?:a|an) (?:{_KIN_ALTERNATION}), ([A-Z][a-z]{{1,20}})\b"),
+)
+_NOT_ENGLISH_NAMES = frozenset(
+    ("Oh", "And", "Also", "So", "Well", "Yes", "No", "Hi", "Hey", "Okay")
+)
+
+
+def in_chinese(text: str) -> str:
     """English kinship words in their Chinese form, 「my」 as the speaker owning them."""
     if not text.isascii() and not re.search(r"[A-Za-z]", text):
         return text
@@ -92,7 +105,7 @@ def relations_in(text: str) -> list[str]:
     named from the child's side (孩子奶奶, 娃他姥爷) is the speaker's relative of that person,
     either parent speaking (``kinship.from_childs_side``: 妈妈 / 婆婆 …). English kinship words
     count as their Chinese forms (「my wife」: 老婆)."""
-    text = _in_chinese(text)
+    text = in_chinese(text)
     if any(word in text for word in FAMILY_WORDS):
         return list(RELATIONS)
     text, childs = _childs_side(text)
@@ -172,17 +185,56 @@ def names_said(question: str, subject: str | None, about: Iterable[str]) -> list
     ]
 
 
+# what a thing is called, not a person (「降压药又加了一种，叫氨氯地平」「那个吸入剂叫舒利迭」
+# 「小区叫阳光花园」): a word for a kind of thing shortly before 「叫」, no member word after it
+_THING = re.compile(
+    r"药|剂|片|胶囊|粮|牌子|牌|医院|诊所|学校|幼儿园|小学|中学|大学|店|馆|小区|公司|单位|软件|"
+    r"游戏|节目|歌|书|电影|车|菜|病|症|(?i:app|brand|medicine|drug|pill|inhaler)"
+)
+_THING_WINDOW = 10
+
+
+def _names_a_thing(text: str, at: int) -> bool:
+    """Is the name that starts at ``at`` what a thing is called (a medicine, a school, a
+    shop), rather than a person or a pet?"""
+    window = text[max(0, at - _THING_WINDOW) : at]
+    things = [m.end() for m in _THING.finditer(window)]
+    if not things:
+        return False
+    members = [window.rfind(word) + len(word) for word in RELATIONS if word in window]
+    return max(things) > max(members, default=-1)
+
+
+def given_name(name: str) -> str | None:
+    """The given name of a three-character full name (罗小满 → 小满, 何子航 → 子航), by which the
+    family calls them; None for other names (a nickname like 小橙子 or 阿宝 has no surname)."""
+    if len(name) == 3 and _HAN_ONLY.fullmatch(name) and name[0] not in "小老阿大":
+        return name[1:]
+    return None
+
+
+_HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
+
+
 def names_in(text: str) -> list[str]:
-    """Proper names introduced in a memory's text (「女儿叫小橙子」 → 小橙子)."""
+    """Proper names introduced in a memory's text (「女儿叫小橙子」 → 小橙子); not what a thing
+    is called (「那个药叫氨氯地平」)."""
     names: list[str] = []
     for pattern in _NAME_PATTERNS:
         for match in pattern.finditer(text):
+            if _names_a_thing(text, match.start(1)):
+                continue
             name = trim_name(match.group(1))
             if name.startswith(_PRONOUNS):  # 「叫我起床」: a request, not a name
                 continue
             if name.startswith(_ASKING):  # 「小名叫啥来着」: a question, not a name
                 continue
             if name and name not in _NOT_NAMES and name not in RELATIONS and name not in names:
+                names.append(name)
+    for pattern in _ENGLISH_NAMES:
+        for match in pattern.finditer(text):
+            name = match.group(1)
+            if name not in _NOT_ENGLISH_NAMES and name not in names:
                 names.append(name)
     return names
 
@@ -245,6 +297,10 @@ def canonical(word: str) -> str:
 
 
 _SELF_AT = re.compile(r"我们|咱们|我|咱|俺")
+_ENGLISH_INTRODUCES = re.compile(
+    r"^(?:we've got|we have|we got|i've got|i have|there's) (?:a|an|our|my) ", re.IGNORECASE
+)
+_ENGLISH_SELF = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|we|our|us)\b", re.IGNORECASE)
 # 「我家猫」「我们家的狗狗」「我的女儿」: possessive phrases whose head is the subject
 _POSSESSIVE = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|我|俺)的?")
 # 「我家有条狗…」「咱家还有个闺女…」: introducing a member, who is then the subject
@@ -265,11 +321,18 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
     """Who a memory is about, read from its text: the first relation word or known name it
     mentions (after a possessive 「我」 that owns it), else 「我」 when it speaks in the first
     person; None when the text names nobody. Names directly after a relation word win
-    (「我们家狗狗豆豆」 → 豆豆): they are the more specific subject."""
+    (「我们家狗狗豆豆」 → 豆豆): they are the more specific subject. English kinship words count
+    as their Chinese forms (「my wife」: 老婆), 「I」 and 「my」 as the speaker."""
+    text = in_chinese(text)
     spots: list[tuple[int, int, str]] = []
     for word in (*RELATIONS, *_GROUP):
         for match in re.finditer(re.escape(word), text):
-            spots.append((match.start(), -len(word), canonical(word)))
+            if not _PLACE_AFTER.match(text, match.end()):  # 宠物医院 is a place, not the pet
+                spots.append((match.start(), -len(word), canonical(word)))
+    for start in _clause_starts(text):  # 「老伴前年换了瓣膜」: a kinship term as the subject
+        term = kinship.longest_at(text, start, single_char=False)
+        if term is not None and term not in NOT_KIN and term not in RELATIONS:
+            spots.append((start, -len(term), canonical(term)))
     for name in names:
         if len(name) >= 2:
             for match in re.finditer(re.escape(name), text):
@@ -279,13 +342,17 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
         if term is not None and term not in RELATIONS and term not in NOT_KIN:
             spots.append((owned.end(), -len(term), canonical(term)))
     # 「我们家有只橘猫叫大福」 introduces the cat: about the cat, not the speaker
-    self_at = None if spots and _INTRODUCES.match(text) else _SELF_AT.search(text)
+    introduces = _INTRODUCES.match(text) or _ENGLISH_INTRODUCES.match(text)
+    self_at = None if spots and introduces else _SELF_AT.search(text) or _ENGLISH_SELF.search(text)
     if spots:
         start, length, word = min(spots)
         end = start - length
         named = [s for s in spots if s[0] == end and s[2] not in RELATIONS]
         if named:
             word = named[0][2]
+        held = _owned_after(text, end, spots)
+        if held is not None:  # 「朵朵的奶奶」「老婆的妈妈」: the owned one is the subject
+            word = kinship.of(word, held) or held
         if self_at is None or self_at.start() >= start:
             return word
         owner = _POSSESSIVE.match(text, self_at.start())
@@ -295,18 +362,38 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
     return "我" if self_at is not None else None
 
 
+_PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
+_CLAUSE_START = re.compile(r"(?:^|[，。！？；,.!?;]\s*)")
+_OWNS = re.compile(r"的|'s\s*|’s\s*")
+
+
+def _clause_starts(text: str) -> list[int]:
+    return sorted({m.end() for m in _CLAUSE_START.finditer(text) if m.end() < len(text)})
+
+
+def _owned_after(text: str, end: int, spots: Iterable[tuple[int, int, str]]) -> str | None:
+    """The relation owned by the member that ends at ``end`` (「朵朵的奶奶」 → 奶奶)."""
+    owns = _OWNS.match(text, end)
+    if owns is None:
+        return None
+    return next((w for s, _, w in spots if s == owns.end() and w in RELATIONS), None)
+
+
 def household_names(texts: Iterable[str], subjects: Iterable[str | None] = ()) -> list[str]:
     """The names a household uses: introduced in ``texts`` (「女儿叫小橙子」 → 小橙子) and the
-    ``subjects`` that are names — not relation words, their spoken forms or the speaker."""
+    ``subjects`` that are names — not relation words, their spoken forms or the speaker; a
+    three-character full name also by its given name (罗小满 → 小满)."""
     found: list[str] = []
     for name in [*(n for t in texts for n in names_in(t)), *(s for s in subjects if s)]:
-        if (
-            name not in found
-            and name not in RELATIONS
-            and name not in SELF_WORDS
-            and canonical(name) == name
-        ):
-            found.append(name)
+        for said in (name, given_name(name)):
+            if (
+                said
+                and said not in found
+                and said not in RELATIONS
+                and said not in SELF_WORDS
+                and canonical(said) == said
+            ):
+                found.append(said)
     return found
 
 

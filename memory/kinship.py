@@ -114,6 +114,20 @@ def from_childs_side(term: str) -> tuple[str, ...]:
     return tuple(sorted(t for t, kin in _table().kin.items() if wanted & set(kin.chains)))
 
 
+def of(owner: str, term: str) -> str | None:
+    """What the speaker calls ``owner``'s ``term`` (老婆的妈妈 → 岳母, 儿子的女儿 → 孙女); None
+    when either is not a kinship term or the table has no word for the chain."""
+    first, second = entry(owner), entry(term)
+    if first is None or second is None:
+        return None
+    chains = {f"{a},{b}" for a in first.chains for b in second.chains}
+    found = sorted(
+        (kin for kin in _table().kin.values() if chains & set(kin.chains)),
+        key=lambda kin: (kin.term != kin.canonical, len(kin.term), kin.term),
+    )
+    return found[0].canonical if found else None
+
+
 def longest_at(text: str, start: int, *, single_char: bool = True) -> str | None:
     """The longest kinship term in ``text`` starting at ``start``; with ``single_char=False``
     a lone 妈/哥/娘 … does not count."""

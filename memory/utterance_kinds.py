@@ -144,11 +144,12 @@ def train(
     return KindModel(embedder, w, b)
 
 
-def train_lasting(
+def train_binary(
     vectors: Matrix, lasting: Sequence[bool], l2: float = 1e-4, epochs: int = 3000,
     rate: float = 2.0,
 ) -> Matrix:  # fmt: skip
-    """The lasting head: logistic regression, both classes weighted equally."""
+    """A binary head (the lasting head; the memory safety head): logistic regression, both
+    classes weighted equally."""
     x = np.asarray(vectors, dtype=np.float64)
     y = np.asarray(lasting, dtype=np.float64)
     share = min(max(float(y.mean()), 1e-3), 1 - 1e-3)

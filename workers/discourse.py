@@ -24,12 +24,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
+import jieba
+import jieba.posseg
 import structlog
 
 from memory import entities, kinship
 
 log = structlog.get_logger(__name__)
+jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 
 Gender = str  # "m", "f", "pet"; "" when unknown
 
@@ -74,13 +78,23 @@ def gender_of(word: str) -> Gender:
 
 def _relation_at(text: str, start: int) -> str | None:
     """The relation word starting at ``start`` (the longest one): the project's own relation
-    words anywhere, any kinship term right after an owner (「俺娘」「我小姑子」; the kinship table
-    also holds words like 大家 or 先生, so a bare one is not taken)."""
+    words anywhere, any kinship term right after an owner (「俺娘」「我小姑子」) or opening a
+    clause (「老伴前年换了瓣膜」; the kinship table also holds words like 大家 or 先生, so a bare
+    one is not taken elsewhere); never the first word of a place (宠物医院)."""
     found = [w for w in entities.RELATIONS if text.startswith(w, start)]
     term = kinship.longest_at(text, start)
-    if term is not None and term not in entities.NOT_KIN and _OWNER.search(text[:start]):
-        found.append(term)
-    return max(found, key=len, default=None)
+    if term is not None and term not in entities.NOT_KIN:
+        opens = start == 0 or text[start - 1] in _CLAUSE_END
+        if _OWNER.search(text[:start]) or (opens and len(term) > 1):
+            found.append(term)
+    word = max(found, key=len, default=None)
+    if word is not None and _PLACE_AFTER.match(text, start + len(word)):
+        return None
+    return word
+
+
+_CLAUSE_END = frozenset("，。！？；,.!?; ")
+_PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
 
 
 def members_in(
@@ -89,6 +103,7 @@ def members_in(
     """Household members the text mentions, by position. A name introduced right after a
     relation (「土狗叫二黑」「老公叫聂志刚」) takes that relation's gender; ``known`` collects the
     names the session introduced (a three-character name also by its given name, 志刚)."""
+    text = entities.in_chinese(text)  # 「our daughter」 is 我女儿
     found: list[tuple[int, Member]] = []
     i = 0
     while i < len(text):
@@ -115,8 +130,9 @@ def _introduce(name: str, gender: Gender, known: dict[str, Member]) -> None:
     if not name or name in entities.RELATIONS:
         return
     known[name] = Member(name, name, gender)
-    if len(name) == 3 and name[0] not in "小老阿大":
-        known[name[1:]] = Member(name[1:], name, gender)  # 聂志刚 → 志刚
+    given = entities.given_name(name)
+    if given is not None:
+        known[given] = Member(given, name, gender)  # 聂志刚 → 志刚
 
 
 def learn(texts: Iterable[str]) -> dict[str, Member]:
@@ -179,15 +195,44 @@ def _topic(
 ) -> Member | None:  # fmt: skip
     """The utterance's topic: a leading pronoun's member, none for the first person, the member
     it names as its subject, else the previous topic (continued)."""
-    pronoun = _PRONOUN.search(text)
+    pronoun = _PRONOUN.search(text) or _ENGLISH_PRONOUN.search(text)
     subject = entities.subject_of(text, names)
-    if pronoun is not None and pronoun.start() <= 1 and not _names_first(spots, pronoun.start()):
-        return _resolved(pronoun.group(1), [*(m for _, m in reversed(spots)), *salient])
+    if pronoun is not None and _leads(pronoun) and not _names_first(spots, pronoun.start()):
+        candidates = [*(m for _, m in reversed(spots)), *salient]
+        if _PRONOUN.fullmatch(pronoun.group(0)):
+            return _resolved(pronoun.group(1), candidates)
+        return _resolved_english(pronoun.group(1), candidates)
     if subject is not None and entities.canonical(subject) == "我":
         return None
     if spots and subject is not None:
-        return _member_for(subject, spots) or spots[0][1]
+        member = _member_for(subject, spots) or spots[0][1]
+        at = next((p for p, m in spots if m is member), spots[0][0])
+        if _subject_position(text, at):
+            return member
     return topic
+
+
+# verbs that frame what follows rather than act on it: 「听说老伴…」「跟你说，朵朵…」, and
+# those that introduce a member (「我们家有只橘猫」「家里养了条狗」)
+_FRAMING = frozenset(
+    ("说", "听说", "告诉", "记得", "知道", "就是", "是", "觉得", "发现", "有", "养", "还有")
+)
+
+
+def _subject_position(text: str, at: int) -> bool:
+    """Does the member mentioned at ``at`` open its clause as its subject (only time words,
+    adverbs, fillers or an owner before it), rather than being what a verb acts on
+    (「早上起来先遛虎子」)?"""
+    start = max((i + 1 for i, ch in enumerate(text[:at]) if ch in _CLAUSE_END), default=0)
+    before = text[start:at]
+    return not any(
+        pair.flag.startswith("v") and pair.word not in _FRAMING for pair in _tagged(before)
+    )
+
+
+@lru_cache(maxsize=4096)
+def _tagged(text: str) -> tuple[jieba.posseg.pair, ...]:
+    return tuple(jieba.posseg.lcut(text)) if text else ()
 
 
 _HAN = re.compile(r"[\u4e00-\u9fff]")
@@ -228,11 +273,61 @@ def _member_for(subject: str, spots: Sequence[tuple[int, Member]]) -> Member | N
     return next((m for _, m in spots if m.who == who or m.said.endswith(subject)), None)
 
 
+# an English subject pronoun opening a clause: 「She has violin on Thursdays」「Oh, and she's…」
+_ENGLISH_PRONOUN = re.compile(r"(?:^|(?<=[,;.!?—]\s)|(?<=\band\s))(she|he|it)\b", re.IGNORECASE)
+_ENGLISH_LEAD = 12  # characters of fillers before a leading English pronoun (「Oh, and she…」)
+_ENGLISH_WORD = {"女儿": "daughter", "儿子": "son", "老婆": "wife", "老公": "husband",
+                 "妈妈": "mum", "爸爸": "dad", "奶奶": "grandma", "爷爷": "grandpa",
+                 "孩子": "child", "宝宝": "baby", "狗": "dog", "猫": "cat", "婆婆": "mother-in-law",
+                 "公公": "father-in-law", "鹦鹉": "parrot", "兔子": "rabbit"}  # fmt: skip
+
+
+def _as_chinese(pronoun: str) -> str:
+    return {"she": "她", "he": "他", "it": "它"}.get(pronoun.lower(), pronoun)
+
+
+def _resolved_english(pronoun: str, salient: Sequence[Member]) -> Member | None:
+    """English calls a pet he or she as often as it: a pet fits any pronoun."""
+    said = _as_chinese(pronoun)
+    return next((m for m in salient if m.gender == "pet" or _fits(m, said)), None)
+
+
+def _leads(pronoun: re.Match[str]) -> bool:
+    limit = 1 if _PRONOUN.fullmatch(pronoun.group(0)) else _ENGLISH_LEAD
+    return pronoun.start() <= limit
+
+
+def _in_english(member: Member) -> str | None:
+    """How an English fact names ``member``: its name, or 「my」 and the kinship word."""
+    if member.who.isascii():
+        return member.who
+    word = _ENGLISH_WORD.get(member.who)
+    return f"my {word}" if word else None
+
+
+def _english_named(fact: str, context: Context) -> str:
+    """An English fact's leading subject pronouns named (「she's allergic」 → 「Maeve's
+    allergic」)."""
+    text = fact
+    for match in reversed(list(_ENGLISH_PRONOUN.finditer(fact))):
+        member = _resolved_english(match.group(1), context.salient)
+        said = _in_english(member) if member is not None else None
+        if said is None:
+            log.info("discourse.unresolved", fact=fact, pronoun=match.group(1))
+            continue
+        if match.start() == 0 or said[0].isupper():
+            said = said[0].upper() + said[1:]
+        text = text[: match.start()] + said + text[match.end() :]
+    return text
+
+
 def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> str:
     """``fact`` with its pronouns named and, when it names nobody and the conversation is on a
     member, that member in front."""
     if context is None:
         return fact
+    if not _HAN.search(fact):
+        return _english_named(fact, context)
     text = fact
     for match in reversed(list(_PRONOUN.finditer(fact))):
         member = _resolved(match.group(1), context.salient)

@@ -12,6 +12,8 @@ deterministic steps the model cannot get wrong:
   the person's own utterance (``keep_meaning``);
 - prompt fragments, placeholders and questions are rejected (``rejected``), each one logged;
 - relative dates are resolved against the session's day (``dates.annotate``);
+- a passing remark (what happened at lunch today) is rejected when the lasting head and the
+  grammar of the sentence agree on it (``passing``);
 - a fact drawn from an utterance the utterance-kind classifier reads, with 0.9 confidence, as
   a command, a question to the assistant or chit-chat (``memory.utterance_kinds``; ``Kinds``)
   is rejected, and such an utterance is never recovered as a fact.
@@ -29,7 +31,7 @@ import structlog
 from memory import entities
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.llm import StructuredLLM
-from workers import dates, discourse, sources
+from workers import dates, discourse, passing, sources
 from workers.contract import Said
 from workers.mem0_stages import FACTS_SCHEMA, reply_list, windows
 from workers.tag_rules import CONSTRAINT
@@ -239,13 +241,17 @@ async def extract(
     candidates = [dates.annotate(u, day) for u in uncovered(statements, out.facts, talk)]
     lasting = await kinds.lasting([*out.facts, *candidates])
     for fact in list(out.facts):
-        if lasting.get(fact, 1.0) < PASSING and not CONSTRAINT.search(fact):
+        read = lasting.get(fact)
+        if (read is not None and read < PASSING and not CONSTRAINT.search(fact)) or passing.passing(
+            fact, read
+        ):
             out.facts.remove(fact)
             reason = f"a passing remark, nothing lasting ({lasting[fact]:.2f})"
             out.rejected.append({"fact": fact, "reason": reason})
             log.info("extract.rejected", fact=fact, reason=reason)
     for fact in candidates:
-        if fact in out.facts or lasting.get(fact, 1.0) < RECOVER:
+        read = lasting.get(fact)
+        if fact in out.facts or lasting.get(fact, 1.0) < RECOVER or passing.passing(fact, read):
             continue
         out.facts.append(fact)
         out.recovered.append(fact)
@@ -387,8 +393,41 @@ def _consider(
         out.rejected.append({"fact": raw, "reason": reason})
         log.info("extract.rejected", fact=raw, reason=reason)
         return
-    if fact not in out.facts:
-        out.facts.append(fact)
+    for part in introduction_apart(fact):
+        if part not in out.facts:
+            out.facts.append(part)
+
+
+# a newcomer's name said in the same breath as a household fact: 「我叫邓雨桐，婆婆有糖尿病」
+_INTRODUCTION = re.compile(r"(?:^|(?<=[，,。！!]))\s*(?:我|额|俺)(?:叫|名叫|名字叫|的名字是)")
+_ENGLISH_INTRODUCTION = re.compile(
+    r"\b(?:I'm|I am|my name is|My name is) ([A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*(?:—|–|-|,|;|\.)\s*"
+    r"(?:and |so )?(?=\S)"
+)
+_NAME_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
+
+
+def introduction_apart(fact: str) -> list[str]:
+    """One fact per memory: a self-introduction said in the same breath as another fact is its
+    own memory (「我叫邓雨桐，屋头婆婆有糖尿病」 → 「我叫邓雨桐」, 「屋头婆婆有糖尿病」), so the
+    speaker's name is never fused into a relative's constraint."""
+    english = _ENGLISH_INTRODUCTION.search(fact)
+    if english is not None and len(fact) - english.end() >= 8:
+        return [f"I'm {english.group(1)}", fact[english.end() :].strip()]
+    found = _INTRODUCTION.search(fact)
+    if found is None:
+        return [fact]
+    name = _NAME_RUN.match(fact, found.end())
+    if name is None:
+        return [fact]
+    said = entities.trim_name(name.group(0))
+    end = found.end() + len(said)
+    rest = fact[end:].lstrip("，,。 ")
+    if not said or len(rest) < 4 or fact[end : end + 1] not in ("，", ",", "。", " "):
+        return [fact]
+    if entities.subject_of(rest) is None:
+        return [fact]  # 「我叫小李，今年三十」: both about the speaker
+    return [f"我叫{said}", rest]
 
 
 def _asks_to_do(source: str) -> bool:

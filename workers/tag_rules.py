@@ -6,9 +6,10 @@ off the text, because the 1.5B model got it wrong often enough to matter:
 - **subject**: who the text is about (``entities.subject_of``: 「我妈在吃降压药」 → 妈妈, never
   医生 and never a fragment of the prompt); the model's subject only when the text names nobody,
   and only if the text mentions it;
-- **class**: a text stating a constraint (an allergy, a medicine, an illness, 「不能吃」) is
-  ``safety``; one that states none is not, whatever the model said; a liking or a dislike
-  (「喜欢」「不吃」) the model called a fact is a ``preference``;
+- **class**: a text stating a constraint (an allergy, a medicine, an illness, 「不能吃」), or one
+  the learned safety head (``memory.memory_class``) reads as one — sure on its own, likely when
+  the model said so too — is ``safety``; any other is not, whatever the model said; a liking
+  or a dislike (「喜欢」「不吃」) the model called a fact is a ``preference``;
 - **decay / expiry**: a recurring schedule (「每周四」) is never an event and never expires; a
   one-off date the text names (resolved against the session's day) is the expiry of the event,
   in place of the model's arithmetic; an event with no usable date never expires.
@@ -20,7 +21,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 
-from memory import entities
+from memory import entities, memory_class
 from memory.schema import Decay, MemoryClass
 from workers import dates
 from workers.tagging import Tags
@@ -54,6 +55,12 @@ _WHEN = re.compile(
 LIKING = re.compile(r"喜欢|爱吃|爱喝|爱听|爱看|爱玩|最爱|讨厌|不吃|不喝|不爱|受不了|偏爱|口味")
 
 
+def _reads_as_constraint(safety: float | None, model_says: bool) -> bool:
+    if safety is None:
+        return False
+    return safety >= memory_class.SURE or (model_says and safety >= memory_class.LIKELY)
+
+
 def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
     found = entities.subject_of(text, names)
     if found is not None:
@@ -66,11 +73,15 @@ def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
     return "我"
 
 
-def settle(text: str, tags: Tags | None, day: dt.date, names: Iterable[str]) -> Tags:
+def settle(
+    text: str, tags: Tags | None, day: dt.date, names: Iterable[str], safety: float | None = None
+) -> Tags:
     """The model's tags for ``text`` with the rules applied (``tags`` None: the model gave no
-    usable tags for it — the rules alone decide, with ``fact`` where judgement was needed)."""
+    usable tags for it — the rules alone decide, with ``fact`` where judgement was needed).
+    ``safety``: the learned reading that the text states a constraint (``memory.memory_class``;
+    None: not read) — sure on its own, likely enough when the tagging model says so too."""
     cls = tags.cls if tags is not None else MemoryClass.FACT
-    if CONSTRAINT.search(text):
+    if CONSTRAINT.search(text) or _reads_as_constraint(safety, cls is MemoryClass.SAFETY):
         cls = MemoryClass.SAFETY
     elif cls is MemoryClass.SAFETY:
         cls = MemoryClass.FACT

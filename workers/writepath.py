@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 
 from config import keys
 from config.settings import WriteSettings
-from memory import entities, schema, utterance_kinds
+from memory import entities, memory_class, schema, utterance_kinds
 from memory.identity import ME
 from memory.locks import holding_person
 from memory.registry import Speakers
@@ -616,13 +616,19 @@ class WritePath:
             if checkpoint is not None:
                 await checkpoint.put("tags", saved)
         known = await self._known_names(person, texts)
+        safety = {
+            text: memory_class.safety(vector, self.embedder.name)
+            for text, vector in zip(texts, await self._embed(texts), strict=True)
+        }
         async with self.writer.locked(person):  # the patch, not the LLM call, holds the store
             # read again under the lock: a memory revised since it was tagged keeps waiting
             current = await store_call(self.store, self.store.get, person, ids)
             for memory in current:
                 if memory.text not in saved:
                     continue  # revised since it was tagged: stays pending for the next job
-                settled = tag_rules.settle(memory.text, _tags_of(saved[memory.text]), day, known)
+                settled = tag_rules.settle(
+                    memory.text, _tags_of(saved[memory.text]), day, known, safety.get(memory.text)
+                )
                 await self._patch(person, memory, settled, known, outcome)
 
     async def _household(self, session: SessionTranscript) -> extraction.Household:

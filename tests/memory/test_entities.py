@@ -78,3 +78,35 @@ def test_english_kinship_words_are_the_households_relations() -> None:
     assert "老婆" in relations_in("Could you suggest something sweet for my wife tonight?")
     assert relations_in("Can my son eat peanuts?") == ["儿子"]
     assert relations_in("What should I cook tonight?") == []
+
+
+def test_a_full_name_is_also_known_by_its_given_name() -> None:
+    from memory.entities import household_names
+
+    assert household_names(["我外甥叫邹明远"]) == ["邹明远", "明远"]
+    assert household_names(["小女儿叫小豆芽"]) == ["小豆芽"]
+
+
+def test_what_a_thing_is_called_is_not_a_name() -> None:
+    assert names_in("医生又给开了一种胃药，叫奥美拉唑") == []
+    assert names_in("孩子上的幼儿园叫春苗") == []
+    assert names_in("我家兔子叫团团") == ["团团"]
+
+
+def test_the_subject_of_an_owned_relation_is_the_owned_one() -> None:
+    from memory.entities import subject_of
+
+    assert subject_of("我老公的妈妈每天打胰岛素") == "婆婆"
+    assert subject_of("豆豆的外婆周末过来", ["豆豆"]) == "外婆"
+    assert subject_of("老伴去年做了搭桥手术") == "老婆"
+    assert subject_of("每年带它去小区门口的宠物医院打疫苗") is None
+
+
+def test_english_memories_have_their_subject_too() -> None:
+    from memory.entities import subject_of
+
+    assert subject_of("My husband can't eat shellfish") == "老公"
+    assert subject_of("Oh, and my son's allergic to kiwi") == "儿子"
+    assert subject_of("I take metformin twice a day") == "我"
+    assert subject_of("We've got a cat, Pepper", ["Pepper"]) == "猫"
+    assert names_in("Our daughter Nora starts school in March") == ["Nora"]

@@ -127,3 +127,9 @@ def test_the_childs_parents_and_unknown_words_have_no_other_side() -> None:
     assert kinship.from_childs_side("爸爸") == ()  # the speaker, or their spouse
     assert kinship.from_childs_side("孩子") == ()
     assert kinship.from_childs_side("桌子") == ()
+
+
+def test_a_relatives_relative_is_named_from_the_speaker() -> None:
+    assert kinship.of("老婆", "妈妈") == "岳母"
+    assert kinship.of("儿子", "女儿") == "孙女"
+    assert kinship.of("小明", "妈妈") is None

@@ -79,3 +79,34 @@ def test_another_language_gets_no_chinese_topic_in_front() -> None:
     assert discourse.resolve("Turn off the hallway light", contexts[1]) == (
         "Turn off the hallway light"
     )
+
+
+def test_a_member_a_verb_acts_on_is_not_the_topic() -> None:
+    said = ["下班回来先喂了豆豆", "家住在滨江区那边"]
+    assert _topics(said, ("豆豆",)) == [None, None]
+
+
+def test_a_bare_kinship_word_opening_a_turn_is_the_topic() -> None:
+    said = ["老伴上个月装了心脏支架", "她现在每天吃氯吡格雷"]
+    contexts = discourse.read(said)
+    assert [c.topic.who if c.topic else None for c in contexts] == ["老婆", "老婆"]
+    assert discourse.resolve(said[1], contexts[1]).startswith("老伴现在")
+
+
+def test_a_place_named_after_pets_is_not_the_pet() -> None:
+    said = ["我们家有只猫叫可乐", "下个月带它去宠物医院绝育"]
+    contexts = discourse.read(said)
+    resolved = discourse.resolve(said[1], contexts[1])
+    assert "带宠物" not in resolved and ("带猫" in resolved or "带可乐" in resolved)
+
+
+def test_english_pronouns_name_the_member_spoken_of() -> None:
+    said = ["Nora, our daughter, is in Year 2 now", "She can't have sesame at all"]
+    contexts = discourse.read(said, ("Nora",))
+    assert discourse.resolve(said[1], contexts[1]) in (
+        "Nora can't have sesame at all",
+        "My daughter can't have sesame at all",
+    )
+    pet = ["We've got a dog, Biscuit", "He is scared of fireworks"]
+    contexts = discourse.read(pet, ("Biscuit",))
+    assert discourse.resolve(pet[1], contexts[1]) == "Biscuit is scared of fireworks"

@@ -217,3 +217,18 @@ async def test_a_name_nobody_said_and_a_request_to_do_are_not_stored() -> None:
     assert found.facts == []
     reasons = " ".join(r["reason"] for r in found.rejected)
     assert "a name nobody said" in reasons and "asks the assistant" in reasons
+
+
+def test_a_self_introduction_is_its_own_memory() -> None:
+    from workers.extraction import introduction_apart
+
+    assert introduction_apart("我叫郝建国，我老伴有胆结石，油炸的不能吃") == [
+        "我叫郝建国",
+        "我老伴有胆结石，油炸的不能吃",
+    ]
+    assert introduction_apart("Hello, I'm Ruth Adler, and my son Eli can't eat peanuts") == [
+        "I'm Ruth Adler",
+        "my son Eli can't eat peanuts",
+    ]
+    assert introduction_apart("我叫小李，今年三十") == ["我叫小李，今年三十"]
+    assert introduction_apart("我女儿叫朵朵，她对鸡蛋过敏") == ["我女儿叫朵朵，她对鸡蛋过敏"]

@@ -62,3 +62,14 @@ def test_an_event_naming_no_time_is_a_fact() -> None:
 @pytest.mark.parametrize("text", ["我老公一吃桃嗓子就发痒", "I can't take anything with codeine"])
 def test_reactions_and_english_constraints_are_safety(text: str) -> None:
     assert settle(text, None, dt.date(2026, 12, 3), ()).cls is MemoryClass.SAFETY
+
+
+def test_the_learned_safety_reading_decides_beside_the_model() -> None:
+    fact = Tags(MemoryClass.FACT, Decay.VOLUME, None, "猫")
+    said_safety = Tags(MemoryClass.SAFETY, Decay.VOLUME, None, "猫")
+    lilies = "百合花对团子有毒"  # no word of the constraint pattern
+    assert settle(lilies, fact, DAY, [], safety=0.9).cls is MemoryClass.SAFETY
+    assert settle(lilies, said_safety, DAY, [], safety=0.4).cls is MemoryClass.SAFETY
+    assert settle(lilies, fact, DAY, [], safety=0.4).cls is MemoryClass.FACT
+    assert settle(lilies, said_safety, DAY, [], safety=0.1).cls is MemoryClass.FACT
+    assert settle(lilies, said_safety, DAY, [], safety=None).cls is MemoryClass.FACT
