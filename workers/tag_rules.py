@@ -8,8 +8,9 @@ off the text, because the 1.5B model got it wrong often enough to matter:
   and only if the text mentions it;
 - **class**: a text stating a constraint (an allergy, a medicine, an illness, 「不能吃」), or one
   the learned safety head (``memory.memory_class``) reads as one — sure on its own, likely when
-  the model said so too — is ``safety``; any other is not, whatever the model said; a liking
-  or a dislike (「喜欢」「不吃」) the model called a fact is a ``preference``;
+  the model said so too, never against a model that called it a preference — is ``safety``;
+  any other is not, whatever the model said; a liking or a dislike (「喜欢」「不吃」) the model
+  called a fact is a ``preference``;
 - **decay / expiry**: a recurring schedule (「每周四」) is never an event and never expires; a
   one-off date the text names (resolved against the session's day) is the expiry of the event,
   in place of the model's arithmetic; an event with no usable date never expires.
@@ -55,10 +56,15 @@ _WHEN = re.compile(
 LIKING = re.compile(r"喜欢|爱吃|爱喝|爱听|爱看|爱玩|最爱|讨厌|不吃|不喝|不爱|受不了|偏爱|口味")
 
 
-def _reads_as_constraint(safety: float | None, model_says: bool) -> bool:
-    if safety is None:
+def _reads_as_constraint(safety: float | None, model_said: MemoryClass) -> bool:
+    """The learned reading decides beside the model: sure on its own, likely enough when the
+    model said ``safety`` too — never against a model that heard a liking (「不爱吃香菜」 reads
+    close to a food rule)."""
+    if safety is None or model_said is MemoryClass.PREFERENCE:
         return False
-    return safety >= memory_class.SURE or (model_says and safety >= memory_class.LIKELY)
+    if model_said is MemoryClass.SAFETY:
+        return safety >= memory_class.LIKELY
+    return safety >= memory_class.SURE
 
 
 def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
@@ -81,7 +87,7 @@ def settle(
     ``safety``: the learned reading that the text states a constraint (``memory.memory_class``;
     None: not read) — sure on its own, likely enough when the tagging model says so too."""
     cls = tags.cls if tags is not None else MemoryClass.FACT
-    if CONSTRAINT.search(text) or _reads_as_constraint(safety, cls is MemoryClass.SAFETY):
+    if CONSTRAINT.search(text) or _reads_as_constraint(safety, cls):
         cls = MemoryClass.SAFETY
     elif cls is MemoryClass.SAFETY:
         cls = MemoryClass.FACT

@@ -73,3 +73,8 @@ def test_the_learned_safety_reading_decides_beside_the_model() -> None:
     assert settle(lilies, fact, DAY, [], safety=0.4).cls is MemoryClass.FACT
     assert settle(lilies, said_safety, DAY, [], safety=0.1).cls is MemoryClass.FACT
     assert settle(lilies, said_safety, DAY, [], safety=None).cls is MemoryClass.FACT
+
+
+def test_the_learned_reading_never_overrules_a_liking() -> None:
+    liking = Tags(MemoryClass.PREFERENCE, Decay.VOLUME, None, "老公")
+    assert settle("老公最爱吃酸汤鱼", liking, DAY, [], safety=0.95).cls is MemoryClass.PREFERENCE
