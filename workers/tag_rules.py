@@ -8,9 +8,9 @@ off the text, because the 1.5B model got it wrong often enough to matter:
   and only if the text mentions it;
 - **class**: a text stating a constraint (an allergy, a medicine, an illness, 「不能吃」), or one
   the learned safety head (``memory.memory_class``) reads as one — sure on its own, likely when
-  the model said so too, never against a model that called it a preference — is ``safety``;
-  any other is not, whatever the model said; a liking or a dislike (「喜欢」「不吃」) the model
-  called a fact is a ``preference``;
+  the model said so too, never for a liking or against a model that called it a preference
+  — is ``safety``; any other is not, whatever the model said; a liking or a dislike
+  (「喜欢」「不吃」) the model called a fact is a ``preference``;
 - **decay / expiry**: a recurring schedule (「每周四」) is never an event and never expires; a
   one-off date the text names (resolved against the session's day) is the expiry of the event,
   in place of the model's arithmetic; an event with no usable date never expires.
@@ -87,7 +87,8 @@ def settle(
     ``safety``: the learned reading that the text states a constraint (``memory.memory_class``;
     None: not read) — sure on its own, likely enough when the tagging model says so too."""
     cls = tags.cls if tags is not None else MemoryClass.FACT
-    if CONSTRAINT.search(text) or _reads_as_constraint(safety, cls):
+    learned = None if LIKING.search(text) else safety  # a liking reads close to a food rule
+    if CONSTRAINT.search(text) or _reads_as_constraint(learned, cls):
         cls = MemoryClass.SAFETY
     elif cls is MemoryClass.SAFETY:
         cls = MemoryClass.FACT

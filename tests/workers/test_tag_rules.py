@@ -78,3 +78,5 @@ def test_the_learned_safety_reading_decides_beside_the_model() -> None:
 def test_the_learned_reading_never_overrules_a_liking() -> None:
     liking = Tags(MemoryClass.PREFERENCE, Decay.VOLUME, None, "老公")
     assert settle("老公最爱吃酸汤鱼", liking, DAY, [], safety=0.95).cls is MemoryClass.PREFERENCE
+    fact = Tags(MemoryClass.FACT, Decay.VOLUME, None, "女儿")
+    assert settle("女儿不爱吃葱花", fact, DAY, [], safety=0.95).cls is not MemoryClass.SAFETY
