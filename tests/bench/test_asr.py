@@ -38,7 +38,16 @@ def test_summary_lines_per_voice_and_split() -> None:
 
 def test_the_bench_gives_the_recogniser_the_names_its_memories_introduce() -> None:
     """As a device turn would (server.memory.household): every name, no relation word."""
-    assert household_names(12) == ("小橙子", "王小明", "李娜", "张秀英", "豆豆", "年糕")
+    assert household_names(12) == (
+        "小橙子",
+        "王小明",
+        "小明",
+        "李娜",
+        "张秀英",
+        "秀英",
+        "豆豆",
+        "年糕",
+    )
     assert household_names(2) == ("小橙子", "王小明")
 
 
