@@ -88,7 +88,7 @@ NOT_STATEMENT_CONFIDENCE = 0.9
 
 # a request this sure, that the lasting head does not read as carrying a lasting fact, is a
 # request only (「给志刚发条消息，叫他带瓶酱油回来」); 「我老婆怀孕了，晚饭做点啥好」 reads lasting
-REQUEST_CONFIDENCE = 0.6
+REQUEST_CONFIDENCE = 0.8
 REQUEST_LASTING = 0.3
 # the lasting head on a fact's own (subject-named) text: a recovered utterance below RECOVER is
 # a passing remark (「不说了，我去洗个澡」); a model fact below PASSING is rejected unless it
