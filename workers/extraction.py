@@ -106,6 +106,9 @@ class Kinds:
 
     readings: dict[str, KindReading | None] = field(default_factory=dict)
     reader: Reader | None = None
+    # how surely each utterance's most telling clause carries a fact (``carries``): a request
+    # whose one clause is a statement (「我在第三个抽屉放了备用钥匙，记得提醒我」) carries it
+    clauses: dict[str, float] = field(default_factory=dict)
 
     def not_a_statement(self, text: str) -> KindReading | None:
         """The reading of the utterance closest in wording to ``text``, when that utterance is
@@ -120,6 +123,7 @@ class Kinds:
             return None
         if reading.kind is UtteranceKind.REQUEST:
             lasting = 1.0 if reading.lasting is None else reading.lasting
+            lasting = max(lasting, self.clauses.get(said, 0.0))
             sure = reading.confidence >= REQUEST_CONFIDENCE and lasting < REQUEST_LASTING
             return reading if sure else None
         return reading if reading.confidence >= NOT_STATEMENT_CONFIDENCE else None
@@ -130,6 +134,24 @@ class Kinds:
             return {}
         read = await self.reader(texts)
         return {t: r.lasting for t, r in read.items() if r is not None and r.lasting is not None}
+
+
+_CLAUSE_MARKS = re.compile(r"[，,。.！!；;：:？?]+")
+
+
+def carries(reading: KindReading | None) -> float:
+    """How surely a clause carries a fact: 1 when it reads as a statement, else its lasting."""
+    if reading is None:
+        return 0.0
+    if reading.kind is UtteranceKind.STATEMENT:
+        return 1.0
+    return reading.lasting or 0.0
+
+
+def clauses_of(utterance: str) -> list[str]:
+    """An utterance's clauses of four characters or more, when it has more than one."""
+    found = [c for c in _CLAUSE_MARKS.split(utterance) if len(c) >= 4]
+    return found if len(found) > 1 else []
 
 
 def spoken(utterances: Sequence[str]) -> list[str]:

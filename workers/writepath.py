@@ -242,7 +242,12 @@ class WritePath:
         said = extraction.spoken([u.text for u in session.utterances if u.role == "user"])
         if not said or utterance_kinds.shipped() is None:
             return extraction.Kinds()
-        return extraction.Kinds(await self._read_kinds(said), self._read_kinds)
+        parts = {u: extraction.clauses_of(u) for u in said}
+        read = await self._read_kinds([*said, *(c for cs in parts.values() for c in cs)])
+        clauses = {
+            u: max(extraction.carries(read.get(c)) for c in cs) for u, cs in parts.items() if cs
+        }
+        return extraction.Kinds({u: read[u] for u in said}, self._read_kinds, clauses)
 
     async def _read_kinds(self, texts: list[str]) -> dict[str, utterance_kinds.KindReading | None]:
         vectors = await self._embed(texts)

@@ -232,3 +232,16 @@ def test_a_self_introduction_is_its_own_memory() -> None:
     ]
     assert introduction_apart("我叫小李，今年三十") == ["我叫小李，今年三十"]
     assert introduction_apart("我女儿叫朵朵，她对鸡蛋过敏") == ["我女儿叫朵朵，她对鸡蛋过敏"]
+
+
+def test_a_request_with_a_statement_clause_carries_its_fact() -> None:
+    from memory.utterance_kinds import KindReading, UtteranceKind
+    from workers.extraction import Kinds, carries, clauses_of
+
+    said = "第三件事：我在第三个抽屉里放了备用钥匙，记得提醒我"
+    assert clauses_of(said) == ["第三件事", "我在第三个抽屉里放了备用钥匙", "记得提醒我"]
+    request = KindReading(UtteranceKind.REQUEST, 0.9, {}, lasting=0.1)
+    statement = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.2)
+    assert carries(statement) == 1.0 and carries(request) == 0.1 and carries(None) == 0.0
+    assert Kinds({said: request}).not_a_statement(said) is request
+    assert Kinds({said: request}, clauses={said: carries(statement)}).not_a_statement(said) is None
