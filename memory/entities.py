@@ -63,8 +63,8 @@ _NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她�
 
 # English kinship words as the household's Chinese ones (a bilingual home: 「my wife」 is 我老婆)
 _ENGLISH_KIN = {
-    "wife": "老婆", "husband": "老公", "son": "儿子", "daughter": "女儿", "kids": "孩子",
-    "kid": "孩子", "children": "孩子", "child": "孩子", "baby": "宝宝", "mum": "妈妈",
+    "wife": "老婆", "husband": "老公", "son": "儿子", "daughter": "女儿", "child": "孩子",
+    "kid": "孩子", "children": "孩子", "kids": "孩子", "baby": "宝宝", "mum": "妈妈",
     "mom": "妈妈", "mother": "妈妈", "dad": "爸爸", "father": "爸爸", "grandma": "奶奶",
     "grandmother": "奶奶", "grandpa": "爷爷", "grandfather": "爷爷", "brother": "哥哥",
     "sister": "姐姐", "dog": "狗", "cat": "猫", "parrot": "鹦鹉", "rabbit": "兔子",
@@ -89,6 +89,11 @@ _ENGLISH_NAMES = (
 _NOT_ENGLISH_NAMES = frozenset(
     ("Oh", "And", "Also", "So", "Well", "Yes", "No", "Hi", "Hey", "Okay")
 )
+
+
+def in_english(word: str) -> str | None:
+    """The English kinship word for a Chinese one (女儿 → daughter), the first the table lists."""
+    return next((en for en, zh in _ENGLISH_KIN.items() if zh == word), None)
 
 
 def in_chinese(text: str) -> str:
@@ -327,7 +332,7 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
     spots: list[tuple[int, int, str]] = []
     for word in (*RELATIONS, *_GROUP):
         for match in re.finditer(re.escape(word), text):
-            if not _PLACE_AFTER.match(text, match.end()):  # 宠物医院 is a place, not the pet
+            if not PLACE_AFTER.match(text, match.end()):  # 宠物医院 is a place, not the pet
                 spots.append((match.start(), -len(word), canonical(word)))
     for start in _clause_starts(text):  # 「老伴前年换了瓣膜」: a kinship term as the subject
         term = kinship.longest_at(text, start, single_char=False)
@@ -362,7 +367,7 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
     return "我" if self_at is not None else None
 
 
-_PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
+PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
 _CLAUSE_START = re.compile(r"(?:^|[，。！？；,.!?;]\s*)")
 _OWNS = re.compile(r"的|'s\s*|’s\s*")
 

@@ -88,13 +88,12 @@ def _relation_at(text: str, start: int) -> str | None:
         if _OWNER.search(text[:start]) or (opens and len(term) > 1):
             found.append(term)
     word = max(found, key=len, default=None)
-    if word is not None and _PLACE_AFTER.match(text, start + len(word)):
+    if word is not None and entities.PLACE_AFTER.match(text, start + len(word)):
         return None
     return word
 
 
 _CLAUSE_END = frozenset("，。！？；,.!?; ")
-_PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
 
 
 def members_in(
@@ -276,10 +275,6 @@ def _member_for(subject: str, spots: Sequence[tuple[int, Member]]) -> Member | N
 # an English subject pronoun opening a clause: 「She has violin on Thursdays」「Oh, and she's…」
 _ENGLISH_PRONOUN = re.compile(r"(?:^|(?<=[,;.!?—]\s)|(?<=\band\s))(she|he|it)\b", re.IGNORECASE)
 _ENGLISH_LEAD = 12  # characters of fillers before a leading English pronoun (「Oh, and she…」)
-_ENGLISH_WORD = {"女儿": "daughter", "儿子": "son", "老婆": "wife", "老公": "husband",
-                 "妈妈": "mum", "爸爸": "dad", "奶奶": "grandma", "爷爷": "grandpa",
-                 "孩子": "child", "宝宝": "baby", "狗": "dog", "猫": "cat", "婆婆": "mother-in-law",
-                 "公公": "father-in-law", "鹦鹉": "parrot", "兔子": "rabbit"}  # fmt: skip
 
 
 def _as_chinese(pronoun: str) -> str:
@@ -301,7 +296,7 @@ def _in_english(member: Member) -> str | None:
     """How an English fact names ``member``: its name, or 「my」 and the kinship word."""
     if member.who.isascii():
         return member.who
-    word = _ENGLISH_WORD.get(member.who)
+    word = entities.in_english(member.who)
     return f"my {word}" if word else None
 
 
