@@ -11,6 +11,9 @@ be recalled. Each person's memories are imported into a fresh embedded store (an
   ``expect_empty`` question (a command or chit-chat the classifier is sure of injects nothing);
   *forbidden*: a ``forbid`` id injected (an expired event, another household's memory);
   *leaks*: a memory of another person injected; *lines*: injected lines per question.
+- *Said first*: the constraints Hearth says itself before any model (``ReadResult.applies``):
+  every ``expect_safety`` id of a question said; a constraint said beside them that the
+  question does not expect; a constraint said for a question that expects none.
 - Beside it, *plain top-5 cosine* on the same embedder and memories (five lines every time).
 """
 
@@ -143,6 +146,14 @@ class Outcome:
         return [i for i in self.injected if self.owner.get(i) != self.question.person]
 
     @property
+    def said_all(self) -> bool:
+        return all(i in self.applies for i in self.question.expect_safety)
+
+    @property
+    def said_other(self) -> bool:
+        return any(i not in self.question.expect_safety for i in self.applies)
+
+    @property
     def baseline_recalled(self) -> bool:
         return all(i in self.baseline for i in self.wanted)
 
@@ -152,6 +163,7 @@ class Outcome:
                 "safety": self.safety, "applies": self.applies, "utterance_kind": self.kind,
                 "recalled": self.recalled, "in_safety": self.in_safety,
                 "forbidden": self.forbidden, "leaks": self.leaks, "baseline": self.baseline,
+                "said_all": self.said_all, "said_other": self.said_other,
                 "baseline_recalled": self.baseline_recalled}  # fmt: skip
 
 
@@ -207,6 +219,9 @@ class Summary:
     lines: float
     baseline: tuple[int, int]
     by_kind: dict[str, tuple[int, int, int]]  # kind → (recalled, baseline, of)
+    said: tuple[int, int]  # every expected constraint said first / questions expecting one
+    said_beside: int  # …and a constraint said beside them that is not expected
+    said_unwanted: tuple[int, int]  # a constraint said / questions expecting none
 
     def as_json(self) -> dict[str, object]:
         return {k: v for k, v in self.__dict__.items()}
@@ -216,6 +231,7 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
     targeted = [o for o in outcomes if o.wanted]
     with_safety = [o for o in outcomes if o.question.expect_safety]
     noise = [o for o in outcomes if o.question.expect_empty]
+    unexpected = [o for o in outcomes if not o.question.expect_safety]
     kinds: Counter[str] = Counter()
     hits: Counter[str] = Counter()
     base: Counter[str] = Counter()
@@ -233,6 +249,9 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
         sum(len(o.injected) for o in outcomes) / max(len(outcomes), 1),
         (sum(o.baseline_recalled for o in targeted), len(targeted)),
         {k: (hits[k], base[k], n) for k, n in sorted(kinds.items())},
+        (sum(o.said_all for o in with_safety), len(with_safety)),
+        sum(o.said_other for o in with_safety),
+        (sum(bool(o.applies) for o in unexpected), len(unexpected)),
     )
 
 
@@ -252,6 +271,9 @@ def report(name: str, summary: Summary, console: Console) -> None:
     table.add_row("forbidden injected", str(summary.forbidden), "—")
     table.add_row("leaks", str(summary.leaks), "0")
     table.add_row("lines per question", f"{summary.lines:.2f}", str(TOP_K))
+    table.add_row("said first: every expected constraint", _pct(summary.said), "—")
+    table.add_row("said first: another beside them", str(summary.said_beside), "—")
+    table.add_row("said first: where none expected", _pct(summary.said_unwanted), "—")
     for kind, (hits, base, total) in summary.by_kind.items():
         table.add_row(f"  {kind}", f"{hits}/{total}", f"{base}/{total}")
     console.print(table)

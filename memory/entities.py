@@ -180,14 +180,35 @@ def linked_to(question: str, subject: str | None, about: Iterable[str]) -> list[
     return linked
 
 
+# a name followed by a relative of theirs says that relative, not the named one (「蕾蕾她爸」 is
+# the speaker's father-in-law; 「妞妞同学约她」 still says 妞妞)
+_OWNED_AFTER = re.compile(
+    r"^(?:的|她|他|它|家)?(?:爸|妈|爷|奶|外公|外婆|姥|老公|老婆|对象|哥|姐|弟|妹|儿子|女儿|闺女|"
+    r"孩子|'s (?:mum|mom|dad|father|mother|brother|sister|husband|wife))"
+)
+
+
+def said_itself(question: str, name: str) -> bool:
+    """Does ``question`` say ``name`` for that one, not only as the owner of a relation
+    (「蕾蕾她爸」, 「Leo's friend」)?"""
+    start = question.find(name)
+    while start >= 0:
+        if _OWNED_AFTER.match(question[start + len(name) :]) is None:
+            return True
+        start = question.find(name, start + 1)
+    return False
+
+
 def names_said(question: str, subject: str | None, about: Iterable[str]) -> list[str]:
-    """The names (not relation words, not 我) of what a memory is about that the question says."""
+    """The names (not relation words, not 我) of what a memory is about that the question says
+    for themselves (not 「蕾蕾她爸」)."""
     words = (subject, *about)
     return [
         w
         for w in words
-        if w and w not in SELF_WORDS and w not in RELATIONS and len(w) >= 2 and w in question
-    ]
+        if w and w not in SELF_WORDS and w not in RELATIONS and len(w) >= 2
+        and said_itself(question, w)
+    ]  # fmt: skip
 
 
 # what a thing is called, not a person (「降压药又加了一种，叫氨氯地平」「那个吸入剂叫舒利迭」
@@ -262,6 +283,7 @@ def entities_for(
     if subject and subject not in SELF_WORDS:
         found.append(subject)
     found += names_in(text)
+    found += opening_nickname(text)
     found += [name for name in known_names if name in text]
     found += [word for word in RELATIONS if word in text]
     unique: list[str] = []
@@ -269,6 +291,27 @@ def entities_for(
         if item not in unique:
             unique.append(item)
     return tuple(unique)
+
+
+# a doubled character opening a memory is its subject's nickname (蕾蕾, 圆圆, 溪溪) unless it is
+# an adverb or a common reduplicated word
+_OPENING_DOUBLE = re.compile(r"^([\u4e00-\u9fff])\1(?![\u4e00-\u9fff]{0,1}[叫是](?:什么|谁))")
+_NOT_NICKNAMES = frozenset(
+    c * 2
+    for c in "天常刚慢好偏渐每往早多少快悄稍明统处人个年月日时事样星家久万千大小高轻"
+    "默纷频连屡仅恰暗重足白平冷热乖哈嘿"
+)
+
+
+def opening_nickname(text: str) -> list[str]:
+    """A doubled character opening a memory's text names whom it is about (「蕾蕾怀孕了…」,
+    「圆圆是蚕豆病」: the stored subject may be the relation, 老婆, and the request says the
+    nickname) — not a relation word (宝宝, 奶奶) nor an adverb (天天, 慢慢)."""
+    match = _OPENING_DOUBLE.match(text.strip())
+    if match is None:
+        return []
+    word = match.group(0)
+    return [] if word in RELATIONS or word in _NOT_NICKNAMES else [word]
 
 
 # "帮我 / 给我 / 让我 …" are command idioms, not a reference to the speaker's own life.
@@ -286,9 +329,9 @@ def personally_anchored(question: str) -> bool:
 
 def mentions(question: str, subject: str | None, names: Iterable[str]) -> bool:
     """Does the question literally name what this memory is about?"""
-    if subject and subject not in SELF_WORDS and subject in question:
+    if subject and subject not in SELF_WORDS and said_itself(question, subject):
         return True
-    return any(len(name) >= 2 and name in question for name in names)
+    return any(len(name) >= 2 and said_itself(question, name) for name in names)
 
 
 def canonical(word: str) -> str:

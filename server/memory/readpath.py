@@ -353,7 +353,7 @@ class ReadPath:
         result.unconcerned = [
             r.memory for r in ordered
             if not _concerns(question, scope, reading.concerned, r.memory)
-            and not (shared_home and _a_pets_by_meaning(r))
+            and not (shared_home and _a_pets_concern(r, question))
         ]  # fmt: skip
         # …and on a question for what is so that no constraint could touch (「小橙子周六几点上
         # 钢琴课？」「老婆周一还练瑜伽吗？」), one the question does not ask about: the local
@@ -397,7 +397,10 @@ class ReadPath:
         question, result = reading.question, reading.result
         said = [(r.memory, r.cue) for r in result.safety]
         linked = _linked(ordered, question)
-        result.applies = applies.applying(reading.understood, said, linked)
+        result.applies = applies.nearest_of_each(
+            applies.applying(reading.understood, said, linked),
+            {r.memory.key: r.score for r in result.safety},
+        )
         # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned
         # nor one naming something the knowledge table knows: it has judged (布洛芬 is not
         # of a penicillin allergy's family)
@@ -741,10 +744,14 @@ def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: 
     return any(word in concerned for word in _who(memory))
 
 
-def _a_pets_by_meaning(recalled: Recalled) -> bool:
-    """A pet's memory the request brought by what it means (not the lookup's scan)."""
+def _a_pets_concern(recalled: Recalled, question: str) -> bool:
+    """A pet's memory the request brought by what it means, or one the lookup's scan read
+    whose knowledge family covers what the request names (a non-stick pan left on the fire
+    for a bird: 「新买了个不粘锅…空锅大火烧几分钟」)."""
     m = recalled.memory
-    return recalled.why in MEANT and entities.about_a_pet(m.text, m.subject, m.entities)
+    if not entities.about_a_pet(m.text, m.subject, m.entities):
+        return False
+    return recalled.why in MEANT or knowledge.covers(m.text, question)
 
 
 def _shares_the_home(understood: Question, scope: lookup.Scope) -> bool:

@@ -37,3 +37,6 @@ async def test_recall_noise_forbidden_and_the_baseline_are_scored(
     assert summary.clean == (1, 1)
     assert summary.forbidden == 0 and summary.leaks == 0
     assert outcomes[0].baseline[0] == "a1"
+    # Hearth says the egg allergy itself for the egg custard, and nothing for the thanks
+    assert summary.said == (1, 1) and summary.said_beside == 0
+    assert summary.said_unwanted == (0, 2)

@@ -6,8 +6,11 @@ from memory.entities import (
     entities_for,
     mentions,
     names_in,
+    names_said,
+    opening_nickname,
     personally_anchored,
     relations_in,
+    said_itself,
 )
 
 
@@ -110,3 +113,22 @@ def test_english_memories_have_their_subject_too() -> None:
     assert subject_of("I take metformin twice a day") == "我"
     assert subject_of("We've got a cat, Pepper", ["Pepper"]) == "猫"
     assert names_in("Our daughter Nora starts school in March") == ["Nora"]
+
+
+def test_a_doubled_character_opening_a_memory_is_its_subjects_nickname() -> None:
+    assert opening_nickname("蕾蕾怀孕了，酒一口都不能沾") == ["蕾蕾"]
+    assert opening_nickname("圆圆是蚕豆病") == ["圆圆"]
+    # relation words and adverbs are not nicknames
+    assert opening_nickname("奶奶有高血压") == []
+    assert opening_nickname("天天吃降压药") == []
+    assert opening_nickname("我女儿蕾蕾对鸡蛋过敏") == []
+    assert "蕾蕾" in entities_for("蕾蕾怀孕了，酒一口都不能沾", "老婆")
+
+
+def test_a_name_owning_a_relative_says_the_relative_not_the_named_one() -> None:
+    assert not said_itself("蕾蕾她爸早上想喝点果汁", "蕾蕾")
+    assert not said_itself("Leo's mum is coming over", "Leo")
+    assert said_itself("妞妞同学约她周五晚上去玩", "妞妞")
+    assert said_itself("蕾蕾她爸说蕾蕾不能喝酒", "蕾蕾")  # said for herself later
+    assert names_said("蕾蕾她爸想喝果汁", "老婆", ("蕾蕾",)) == []
+    assert not mentions("蕾蕾她爸想喝果汁", "老婆", ("蕾蕾",))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from memory.schema import Memory, MemoryClass, PersonId
-from server.memory.applies import applying, closest, spoken, touches
+from server.memory.applies import applying, closest, nearest_of_each, spoken, touches
 from server.memory.readpath import ReadPath
 from server.understanding.question import Question
 from tests.memory.conftest import ZHANG
@@ -139,3 +139,16 @@ def test_a_pets_food_rule_is_not_said_for_what_someone_else_eats() -> None:
 def test_a_pets_rule_concerns_what_is_brought_into_the_home() -> None:
     cat = constraint("番薯是猫，百合花对它有毒，家里不能摆百合", "番薯")
     assert applying("邻居送了一盆香水百合，我先摆在客厅窗台上", [(cat, None)]) == [cat]
+
+
+def test_of_one_members_applying_constraints_the_nearest_in_meaning_are_said() -> None:
+    painkillers = constraint("婆婆吃着华法林，布洛芬、阿司匹林这类止痛药都不能吃", "婆婆")
+    herbs = constraint("婆婆吃华法林期间，三七粉、丹参这些活血的东西不能碰", "婆婆")
+    son = constraint("儿子对芝麻过敏", "儿子")
+    scores = {painkillers.key: 0.52, herbs.key: 0.31, son.key: 0.2}
+    # the herbs are further than the margin from the painkillers; the son's is another member's
+    assert nearest_of_each([painkillers, herbs, son], scores) == [painkillers, son]
+    close = {painkillers.key: 0.52, herbs.key: 0.45}
+    assert nearest_of_each([painkillers, herbs], close) == [painkillers, herbs]
+    # a constraint with no score (nothing to compare) is kept
+    assert nearest_of_each([painkillers, herbs], {painkillers.key: 0.9}) == [painkillers, herbs]
