@@ -115,6 +115,7 @@ def relations_in(text: str) -> list[str]:
         return list(RELATIONS)
     text, childs = _childs_side(text)
     found = [word for word in (*RELATIONS, *_GROUP) if word in text]
+    found += [w for w in _owned_kin(text) if w not in found]
     # drop shorter words inside longer hits (女朋友 is not 朋友; 我妈妈 is one mention)
     found = [w for w in found if not any(w != o and w in o for o in found)]
     expanded: list[str] = []
@@ -131,6 +132,28 @@ def relations_in(text: str) -> list[str]:
             if same not in expanded:
                 expanded.append(same)
     return expanded
+
+
+# the speaker as the owner of a kinship term in any dialect (我老汉儿, 我家那口子, 俺娘)
+_SPEAKER_OWNS = re.compile(r"(?:我|俺|咱)(?:们)?(?:家)?(?:的)?")
+
+
+def _owned_kin(text: str) -> list[str]:
+    """Relation words for the kinship terms (the ``kinship`` table: dialect and formal) the
+    speaker says as their own, right after 我/俺/咱 (「我老汉儿腰杆痛」 → 爸爸, 「我家那口子」 →
+    爱人); a term said by itself (先生, 太太, 大爷) is not read."""
+    found: list[str] = []
+    for match in _SPEAKER_OWNS.finditer(text):
+        term = kinship.longest_at(text, match.end(), single_char=False)
+        if term is None or term in RELATIONS or term in _GROUP:
+            continue  # read by relations_in itself
+        same = kinship.canonical(term)
+        if same is None or not (same in RELATIONS or same in _GROUP):
+            continue
+        # a spouse word that says no gender (那口子, 另一半) is either spouse
+        spouses = ("老公", "老婆") if same == "爱人" and kinship.gender(term) is None else (same,)
+        found += [w for w in spouses if w not in found]
+    return found
 
 
 # the speaker's child as the owner of a kinship term (孩子奶奶, 娃的姥爷, 宝宝他外公)

@@ -138,3 +138,14 @@ def longest_at(text: str, start: int, *, single_char: bool = True) -> str | None
         if text[start : start + size] in table.kin:
             return text[start : start + size]
     return None
+
+
+def without_terms(text: str) -> str:
+    """``text`` with every kinship term of two characters or more (那口子, 老汉儿, 婆婆) cut
+    out: what is left names things, not people."""
+    out, start = [], 0
+    while start < len(text):
+        term = longest_at(text, start, single_char=False)
+        out.append(text[start] if term is None else "，")
+        start += 1 if term is None else len(term)
+    return "".join(out)

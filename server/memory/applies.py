@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory import entities
+from memory import entities, kinship
 from memory.schema import Memory
 from memory.terms import any_of, terms
 from server.understanding import knowledge
@@ -45,7 +45,10 @@ SAID_AT_MOST = 2
 # be and still be said (the two of a warfarin patient — painkillers, blood-thinning herbs — both
 # of the family that covers 芬必得; the painkiller one is the request's by meaning)
 SIBLING_MARGIN = 0.12
-_PERSON_WORDS = any_of((*entities.RELATIONS, "我", "你", "自己"))
+# people are not items: relation words, the roles who give advice or care (「医生说…」 in a
+# request and in a constraint says nothing about what either names)
+_ROLES = ("医生", "大夫", "兽医", "护士", "老师", "同学", "朋友", "同事", "邻居", "阿姨", "保姆")
+_PERSON_WORDS = any_of((*entities.RELATIONS, *_ROLES, "我", "你", "自己"))
 
 
 def item_words(text: str, names: Sequence[str]) -> set[str]:
@@ -55,6 +58,7 @@ def item_words(text: str, names: Sequence[str]) -> set[str]:
     for name in names:
         if name:
             text = text.replace(name, "，")
+    text = kinship.without_terms(text)  # 那口子, 老汉儿: the person, not 口子
     return {
         pair
         for pair in terms(_PERSON_WORDS.sub("，", text))

@@ -132,3 +132,12 @@ def test_a_name_owning_a_relative_says_the_relative_not_the_named_one() -> None:
     assert said_itself("蕾蕾她爸说蕾蕾不能喝酒", "蕾蕾")  # said for herself later
     assert names_said("蕾蕾她爸想喝果汁", "老婆", ("蕾蕾",)) == []
     assert not mentions("蕾蕾她爸想喝果汁", "老婆", ("蕾蕾",))
+
+
+def test_a_relative_the_speaker_owns_in_dialect_is_a_relation() -> None:
+    assert "爸爸" in relations_in("我老汉儿腰杆痛，医生喊他去拍个核磁共振")
+    # a spouse word that says no gender is either spouse
+    assert {"老公", "老婆"} <= set(relations_in("我家那口子周五加班"))
+    assert "老公" in relations_in("我先生明天出差")
+    # a kinship word said by itself, not owned, is not read
+    assert relations_in("那位先生明天出差") == []

@@ -152,3 +152,12 @@ def test_of_one_members_applying_constraints_the_nearest_in_meaning_are_said() -
     assert nearest_of_each([painkillers, herbs], close) == [painkillers, herbs]
     # a constraint with no score (nothing to compare) is kept
     assert nearest_of_each([painkillers, herbs], {painkillers.key: 0.9}) == [painkillers, herbs]
+
+
+def test_people_are_not_items() -> None:
+    # 「那口子」 and 「医生」 in both say nothing about what the request names
+    fava = constraint("我那口子有蚕豆病，蚕豆一颗都不能吃", "老公")
+    assert not touches("我那口子最近迷上钓鱼了，周末都往河边跑", fava)
+    diabetes = constraint("我查出来妊娠糖尿病，医生喊控糖，甜食甜饮料要少", "我")
+    assert not touches("我老汉儿腰杆痛，医生喊他去拍个核磁共振", diabetes)
+    assert touches("我那口子想吃炒蚕豆", fava)
