@@ -171,7 +171,9 @@ def _in_scope(
 
 
 def _a_pets(memory: Memory) -> bool:
-    return entities.about_a_pet(memory.text, memory.subject, memory.entities)
+    return entities.about_a_pet(
+        memory.text, memory.subject, memory.entities
+    ) or knowledge.of_an_animal(memory.text)
 
 
 def _about(memory: Memory, words: Sequence[str]) -> bool:

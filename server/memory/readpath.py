@@ -749,7 +749,7 @@ def _a_pets_concern(recalled: Recalled, question: str) -> bool:
     whose knowledge family covers what the request names (a non-stick pan left on the fire
     for a bird: 「新买了个不粘锅…空锅大火烧几分钟」)."""
     m = recalled.memory
-    if not entities.about_a_pet(m.text, m.subject, m.entities):
+    if not (entities.about_a_pet(m.text, m.subject, m.entities) or knowledge.of_an_animal(m.text)):
         return False
     return recalled.why in MEANT or knowledge.covers(m.text, question)
 

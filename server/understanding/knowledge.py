@@ -185,3 +185,19 @@ def covered_by(constraint: str) -> set[str]:
     """Everything the families of ``constraint`` cover (an egg allergy: 蛋, 蛋糕, 蛋挞…)."""
     every = families()
     return {word for i in _families_of(constraint) for word in every[i].covers}
+
+
+# families of an animal's constraint, by the words of their names (bird_air, cat_lily, pet_xylitol)
+_ANIMAL_FAMILY = frozenset(("bird", "cat", "dog", "pet", "fish", "brachycephalic"))
+
+
+def _an_animals(family: Family) -> bool:
+    return bool(_ANIMAL_FAMILY & set(family.name.split("_")))
+
+
+def of_an_animal(constraint: str) -> bool:
+    """Is ``constraint`` an animal's by what it is about — every family it is of is a pet's
+    (「不粘锅干烧冒的烟会毒死豆豆」 is of ``bird_air``, whatever 豆豆 is called)?"""
+    every = families()
+    found = [every[i] for i in _families_of(constraint)]
+    return bool(found) and all(_an_animals(f) for f in found)

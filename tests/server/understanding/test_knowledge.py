@@ -75,3 +75,10 @@ def test_a_conditions_name_in_a_request_is_no_item() -> None:
     assert knowledge.covers("老婆查出妊娠糖尿病，甜食要控制", "给老婆买块蛋糕")
     assert knowledge.covers("我对花生过敏", "晚上做个花生酱拌面")
     assert knowledge.covers("我有闭角型青光眼", "坐船前贴个晕船贴")  # 晕船 inside 晕船贴
+
+
+def test_a_constraint_of_animal_families_only_is_an_animals() -> None:
+    # whatever the bird is called, a non-stick pan's fumes are a pet's hazard
+    assert knowledge.of_an_animal("不粘锅干烧冒的烟会毒死豆豆，做饭要开窗关好鸟笼那边的门")
+    assert not knowledge.of_an_animal("老婆对青霉素过敏")
+    assert not knowledge.of_an_animal("我每天早上跑步")  # of no family at all
