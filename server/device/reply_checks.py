@@ -60,6 +60,10 @@ log = structlog.get_logger(__name__)
 # a reminder sharing this share of its words with the utterance only tells it back
 TOLD_BACK = 0.7
 _REMINDER_HEAD = re.compile(r"^\s*(提醒(一下|你)?|注意|要注意|小心|温馨提示|不过)[，,：:！!\s]*")
+_ASKS_BACK = re.compile(r"[？?]\s*$")
+# a piece cut at a clause mark, not a sentence's end
+_CUT_AT_CLAUSE = re.compile(r"[，,：:；;、]\s*$")
+_WORDY = re.compile(r"[\u4e00-\u9fff]|[A-Za-z]+|\d+")
 # what a statement of the person's gets when the model's reply came to nothing
 ACKNOWLEDGED = {"zh": "好的，我知道了。", "en": "OK, got it."}
 ACKNOWLEDGED_AFTER = {"zh": "我知道了。", "en": "Got it."}  # after the model's own 「好的，」
@@ -105,6 +109,11 @@ class ReplyChecks:
     substance: bool = False  # something more than a bare 「好的，」 was spoken
     acknowledged: bool = False  # a bare 「好的，」 was spoken, cut off
     said_instead: list[str] = field(default_factory=list)  # constraints said for a dropped claim
+    spoken: int = 0  # pieces spoken so far this turn
+    # a clause cut at a comma or colon after the first audio, held until what follows it is
+    # spoken: if that is dropped, the clause is closed with a full stop or left unsaid
+    # (「…不能给她。这个我这里做不到，」「好伐，」「出行清单如下：」 were fragments)
+    trailing: str = ""
 
     def take(self, read: ReadResult, said: Sequence[str] = ()) -> None:
         """What the read path found for this turn's question (``said``: what the person said
@@ -161,11 +170,47 @@ class ReplyChecks:
         self.acknowledged = self.acknowledged or any(
             acknowledges_only(s) and not ends_sentence(s) for s in said
         )
+        return self._held_back(said)
+
+    def _held_back(self, said: list[str]) -> list[str]:
+        """``said`` after the clause held from before, less a clause it ends on (a comma or
+        colon) when the turn's first audio is out: that clause waits for what follows."""
+        if not said:
+            return said
+        if self.trailing:
+            said, self.trailing = [self.trailing, *said], ""
+        if (self.spoken or len(said) > 1) and _CUT_AT_CLAUSE.search(said[-1]):
+            self.trailing = said.pop()
+        self.spoken += len(said)
         return said
+
+    def _released(self) -> str | None:
+        """The held clause when nothing followed it: closed with a full stop when it says
+        something alone (「这个我这里做不到，」 → 「这个我这里做不到。」); not said when it only
+        acknowledges (「好伐，」), introduces what was dropped (「清单如下：」) or is a word or
+        two (「医生，」)."""
+        held, self.trailing = self.trailing, ""
+        if not held:
+            return None
+        body = _CUT_AT_CLAUSE.sub("", held.rstrip())
+        if held.rstrip()[-1] in "：:" or acknowledges_only(held) or len(_WORDY.findall(body)) < 4:
+            log.info("turn.fragment_dropped", said=held)
+            self._drop(held, "a clause whose continuation was not spoken")
+            return None
+        return body + ("." if body[-1:].isascii() else "。")
 
     def closing(self) -> str | None:
         """What the turn must still say when the model is done: that it cannot (it never said
         so), that it does not know (memory lacks the answer, or every fact stated was invented)."""
+        released = self._released()
+        rest = self._closing()
+        if released is None or rest is None:
+            return released or rest
+        if says_cannot(released) and rest == honest_sentence(self.language):
+            return released
+        return f"{released}{rest}"
+
+    def _closing(self) -> str | None:
         honest = dont_know(self.language)
         cannot = honest_sentence(self.language)
         lacking = self.grounds is not None and self.grounds.lacking
@@ -317,8 +362,10 @@ class ReplyChecks:
         """``text`` unless it is a reminder of what the person just said (「提醒一下，明天下午你要
         带女儿去放风筝」 right after they said so: most of its words are the utterance's), or a
         reminder on a command or chit-chat (「提醒一下，老爷子耳朵背」 to turn the volume up)."""
-        if not self.question or not reminds(text):
+        if not self.question:
             return text
+        if not reminds(text) and not (self.opener and reminds(self.opener)):
+            return self._not_restated(text)
         # a reminder is for a plan or a request: not on a command or chit-chat, nor on a
         # statement memory holds no constraint for (「客厅灯调暗点，刺眼睛得很」 read as one)
         if self.kind in ("command", "chitchat") or (
@@ -332,6 +379,19 @@ class ReplyChecks:
             return text
         log.info("turn.told_back_dropped", said=text, question=self.question)
         self._drop(text, "reminds the person of what they just said")
+        return None
+
+    def _not_restated(self, text: str) -> str | None:
+        """``text`` unless, on a statement, it tells the statement back (「阿敏新报咗个粤剧兴趣
+        班…」 given back whole, 「你最近迷上抖音跳广场舞了」 for what 外婆 does): most of its
+        words are the utterance's. The person hears the acknowledgment instead."""
+        if self.kind != "statement" or _ASKS_BACK.search(text):
+            return text
+        said = terms.terms(text.replace("你", "我"))
+        if len(said) < 2 or len(said & self._question_terms()) < TOLD_BACK * len(said):
+            return text
+        log.info("turn.statement_told_back_dropped", said=text, question=self.question)
+        self._drop(text, "tells the person's statement back")
         return None
 
     def _question_terms(self) -> frozenset[str]:

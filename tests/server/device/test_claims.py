@@ -144,9 +144,10 @@ async def test_an_act_no_tool_does_is_declined_first_whatever_the_model_says(
     hearth: RunningHearth,
 ) -> None:
     """The local model echoed 「提醒一下，下午三点要去开会。」 as if a reminder were set: the
-    device says it cannot before it, and the model was told so."""
+    device says it cannot, and the model was told so; the echo, the request told back as a
+    reminder however the splitter cut it, is not said after it."""
     said = await ask(hearth, "下午三点提醒我去开会", Reply("提醒一下，下午三点要去开会。"))
-    assert said == "这个我这里做不到。提醒一下，下午三点要去开会。"
+    assert said == "这个我这里做不到。"
     assert "做不到" in _turn_notes(hearth.llm.requests[-1])
 
 

@@ -73,8 +73,10 @@ def test_a_line_of_memory_told_back_is_said_before_i_dont_know() -> None:
     )
     assert checks.check("翠翠是只画眉。") == ["翠翠是只画眉。"]
     assert checks.check("翠翠今年三岁。") == []  # 三岁: no line holds it
-    assert checks.check("这个我这里做不到，") == ["这个我这里做不到，"]  # honest
-    assert checks.closing() == DONT_KNOW
+    # honest; cut at a comma after the first audio, it waits for what follows, and nothing
+    # did: it is closed with a full stop
+    assert checks.check("这个我这里做不到，") == []
+    assert checks.closing() == "这个我这里做不到。" + DONT_KNOW
 
 
 def test_after_hearths_reminder_the_models_own_is_not_said_again() -> None:
@@ -288,3 +290,46 @@ def test_a_reminder_on_a_statement_with_no_constraint_is_not_spoken() -> None:
     guarded.kind, guarded.held_constraints = "statement", ("米粒还不到一岁，不能吃蜂蜜",)
     guarded.question = "今晚给米粒冲一小碗蜂蜜水"
     assert guarded.check("提醒一下，米粒还不到一岁。") == ["提醒一下，米粒还不到一岁。"]
+
+
+def test_a_clause_left_hanging_after_the_first_audio_is_closed_or_unsaid() -> None:
+    """A clause cut at a comma or colon waits for what follows it; when that is dropped the
+    turn never ends on it: closed with a full stop when it says something alone, not said when
+    it only acknowledges or introduces what was dropped."""
+    checks = _checks()
+    assert checks.check("这个我这里做不到，") == ["这个我这里做不到，"]  # the first audio: at once
+    assert checks.check("你可以去超市看看。") == ["你可以去超市看看。"]
+    assert checks.check("好的，") == []  # held…
+    assert checks.check("我记下了。") == ["好的，", "我记下了。"]  # …and said with what follows
+    assert checks.check("清单如下：") == []
+    assert checks.closing() is None  # the list was never spoken: its colon is not either
+    assert {"said": "清单如下：", "why": "a clause whose continuation was not spoken"} in (
+        checks.replaced
+    )
+    closed = _checks()
+    assert closed.check("提醒一下：果果不能吃整颗坚果。") == ["提醒一下：果果不能吃整颗坚果。"]
+    assert closed.check("这个我这里做不到，") == []
+    assert closed.closing() == "这个我这里做不到。"
+    ack = _checks()
+    ack.check("提醒一下：你对乳胶过敏。")
+    assert ack.check("好伐，") == []
+    assert ack.closing() is None
+
+
+def test_a_statement_told_back_is_acknowledged_instead() -> None:
+    checks = _checks()
+    checks.question, checks.kind = "外婆最近迷上抖音跳广场舞了，天天对着手机学。", "statement"
+    assert checks.check("你最近迷上抖音跳广场舞了，每天对着手机学。") == []
+    assert checks.closing() is None
+    assert checks.fallback() == "好的，我知道了。"
+    said = _checks()
+    said.question, said.kind = "阿敏新报咗个粤剧兴趣班，逢星期四夜晚上堂。", "statement"
+    assert said.check("阿敏新报咗个粤剧兴趣班，") == []
+    assert said.check("听起来很有意思，祝她学得开心。") == ["听起来很有意思，祝她学得开心。"]
+
+
+def test_a_reminder_split_from_its_opener_is_not_the_utterance_told_back() -> None:
+    checks = _checks()
+    checks.question, checks.kind = "声儿小点，孩子写作业呢。", "request"
+    assert checks.check("提醒一下，") == []
+    assert checks.check("孩子写作业。") == []
