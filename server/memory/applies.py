@@ -71,7 +71,11 @@ def touches(question: str, memory: Memory, cue: str | None = None) -> bool:
     a cue's item)?"""
     names = [n for n in (memory.subject, *memory.entities) if n]
     asked = item_words(question, names)
-    if asked & item_words(memory.text, names) or knowledge.covers(memory.text, question):
+    if asked & item_words(memory.text, names):
+        return True
+    # whom it is about is no item either: a budgie called Kiwi is no kiwi fruit
+    proper = [n for n in names if n not in entities.RELATIONS and n not in entities.SELF_WORDS]
+    if knowledge.covers(_without(memory.text, proper), _without(question, proper)):
         return True
     return cue is not None and bool(asked & item_words(cue, names))
 
@@ -137,6 +141,12 @@ def restated(utterance: str, memory: Memory) -> bool:
     names = [n for n in (memory.subject, *memory.entities) if n]
     items = item_words(memory.text, names)
     return bool(items) and len(items & item_words(utterance, names)) * 2 >= len(items)
+
+
+def _without(text: str, names: Sequence[str]) -> str:
+    for name in sorted(names, key=len, reverse=True):
+        text = re.sub(re.escape(name), "，", text, flags=re.IGNORECASE)
+    return text
 
 
 def _understood(question: str | Question) -> Question:

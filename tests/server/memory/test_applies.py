@@ -161,3 +161,11 @@ def test_people_are_not_items() -> None:
     diabetes = constraint("我查出来妊娠糖尿病，医生喊控糖，甜食甜饮料要少", "我")
     assert not touches("我老汉儿腰杆痛，医生喊他去拍个核磁共振", diabetes)
     assert touches("我那口子想吃炒蚕豆", fava)
+
+
+def test_a_pet_named_after_a_food_is_not_that_food() -> None:
+    kiwi = constraint("Kiwi is a budgie — never overheat a nonstick pan, the fumes can kill birds.",
+                      "Kiwi")  # fmt: skip
+    assert not touches("Morning! Rough night — Kiwi started chirping at five.", kiwi)
+    allergy = constraint("我对猕猴桃过敏", "我")
+    assert touches("买点kiwi回来榨汁", allergy)
