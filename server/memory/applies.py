@@ -158,9 +158,8 @@ def _in_scope(
 ) -> list[tuple[Memory, str | None]]:
     """Those of whoever the request names (小橙子, or a word memory links to that name:
     ``aliases``, 女儿), else of whoever ``lookup.Scope`` says it is about; none for a request
-    only for people outside the household."""
-    if question.outsiders:
-        return []
+    only for people outside the household (one naming a member too is for that member: 「Leo
+    同学过生日，…让他吃一小块」)."""
     text = question.text
     named = [
         (m, cue)
@@ -169,6 +168,8 @@ def _in_scope(
     ]
     if named:
         return named
+    if question.outsiders:
+        return []
     # the home is the pets' too (a lily on the sill, a non-stick pan on the fire), but what
     # someone eats or drinks, no pet named, is not (「蕾蕾想喝碗甜白酒煮鸡蛋」 and a cockatiel
     # that must have no alcohol)

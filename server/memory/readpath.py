@@ -287,7 +287,12 @@ class ReadPath:
         question, now, result = reading.question, reading.now, reading.result
         held = {h.memory.key: h for h in hits if not h.memory.expired(now)}
         understood = reading.understood
-        chosen = [] if understood.outsiders else lookup.within(
+        # a request for people outside the household (「给同事买生日蛋糕」) reads none — unless it
+        # names a member too (「Leo 同学过生日…让他吃一小块」)
+        outsiders = understood.outsiders and not any(
+            entities.mentions(question, h.memory.subject, h.memory.entities) for h in held.values()
+        )
+        chosen = [] if outsiders else lookup.within(
             question, understood.scope, understood.topics, [h.memory for h in held.values()],
             self.settings.safety_lookup_limit,
         )  # fmt: skip

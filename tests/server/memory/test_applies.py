@@ -169,3 +169,11 @@ def test_a_pet_named_after_a_food_is_not_that_food() -> None:
     assert not touches("Morning! Rough night — Kiwi started chirping at five.", kiwi)
     allergy = constraint("我对猕猴桃过敏", "我")
     assert touches("买点kiwi回来榨汁", allergy)
+
+
+def test_a_request_for_an_outsider_that_names_a_member_is_that_members() -> None:
+    leo = constraint("Leo has coeliac disease: strictly gluten-free, no wheat", "Leo")
+    assert applying("Leo 同学过生日，蛋糕是面粉做的，让他吃一小块应该没啥吧？", [(leo, None)]) == [
+        leo
+    ]
+    assert applying("同事过生日，帮我挑个面粉做的蛋糕", [(leo, None)]) == []
