@@ -114,6 +114,7 @@ class ReplyChecks:
     # spoken: if that is dropped, the clause is closed with a full stop or left unsaid
     # (「…不能给她。这个我这里做不到，」「好伐，」「出行清单如下：」 were fragments)
     trailing: str = ""
+    ended_cut: bool = False  # the last piece spoken ended at a comma or colon
 
     def take(self, read: ReadResult, said: Sequence[str] = ()) -> None:
         """What the read path found for this turn's question (``said``: what the person said
@@ -172,6 +173,13 @@ class ReplyChecks:
         )
         return self._held_back(said)
 
+    def _told(self) -> bool:
+        """Does the person's utterance ask nothing: a statement, or a plan or request that
+        asks no question (「周末带姥姥去冰雪大世界」)?"""
+        return self.kind == "statement" or (
+            self.kind == "request" and bool(self.question) and not asks_anything(self.question)
+        )
+
     def _held_back(self, said: list[str]) -> list[str]:
         """``said`` after the clause held from before, less a clause it ends on (a comma or
         colon) when the turn's first audio is out: that clause waits for what follows."""
@@ -179,9 +187,14 @@ class ReplyChecks:
             return said
         if self.trailing:
             said, self.trailing = [self.trailing, *said], ""
-        if (self.spoken or len(said) > 1) and _CUT_AT_CLAUSE.search(said[-1]):
+        # after the first audio (Hearth's own reminder is one), or an honest 「这个我这里做不到，」
+        # whose continuation may be dropped
+        after_first = self.spoken or self.reminded or len(said) > 1 or says_cannot(said[-1])
+        if after_first and _CUT_AT_CLAUSE.search(said[-1]):
             self.trailing = said.pop()
         self.spoken += len(said)
+        if said:
+            self.ended_cut = _CUT_AT_CLAUSE.search(said[-1]) is not None
         return said
 
     def _released(self) -> str | None:
@@ -204,6 +217,9 @@ class ReplyChecks:
         so), that it does not know (memory lacks the answer, or every fact stated was invented)."""
         released = self._released()
         rest = self._closing()
+        if released is None and rest is None and self.ended_cut and self._told():
+            # the first audio was cut at a comma (「好主意，」) and nothing followed it
+            return ACKNOWLEDGED_AFTER.get(self.language.split("-")[0], ACKNOWLEDGED_AFTER["zh"])
         if released is None or rest is None:
             return released or rest
         if says_cannot(released) and rest == honest_sentence(self.language):
@@ -231,9 +247,7 @@ class ReplyChecks:
         大世界」) — is acknowledged (「好的，我知道了。」); a question about memory gets "I don't
         know"; any other question the apology that asks again."""
         language = self.language.split("-")[0]
-        told = self.kind == "statement" or (
-            self.kind == "request" and bool(self.question) and not asks_anything(self.question)
-        )
+        told = self._told()
         if self.kind == "memory_question" and not told:  # asked of memory: it does not know
             honest = dont_know(self.language)
             if honest is not None:

@@ -297,7 +297,7 @@ def test_a_clause_left_hanging_after_the_first_audio_is_closed_or_unsaid() -> No
     turn never ends on it: closed with a full stop when it says something alone, not said when
     it only acknowledges or introduces what was dropped."""
     checks = _checks()
-    assert checks.check("这个我这里做不到，") == ["这个我这里做不到，"]  # the first audio: at once
+    assert checks.check("超市那种就行，") == ["超市那种就行，"]  # the first audio: at once
     assert checks.check("你可以去超市看看。") == ["你可以去超市看看。"]
     assert checks.check("好的，") == []  # held…
     assert checks.check("我记下了。") == ["好的，", "我记下了。"]  # …and said with what follows
@@ -333,3 +333,21 @@ def test_a_reminder_split_from_its_opener_is_not_the_utterance_told_back() -> No
     checks.question, checks.kind = "声儿小点，孩子写作业呢。", "request"
     assert checks.check("提醒一下，") == []
     assert checks.check("孩子写作业。") == []
+
+
+def test_after_hearths_reminder_a_hanging_clause_waits_too() -> None:
+    checks = _checks()
+    checks.reminded = True  # 「提醒一下：你对乳胶过敏…」 was said first, by Hearth
+    assert checks.check("好伐，") == []
+    assert checks.closing() is None
+    honest = _checks()  # the first audio, but the honest clause: its continuation may go
+    assert honest.check("这个我这里做不到，") == []
+    assert honest.closing() == "这个我这里做不到。"
+
+
+def test_a_statement_whose_reply_stops_at_a_comma_is_acknowledged() -> None:
+    checks = _checks()
+    checks.question, checks.kind = "同你讲声，朗仔围棋班改咗星期日下昼。", "statement"
+    assert checks.check("好主意，") == ["好主意，"]  # the first audio goes at once
+    assert checks.check("朗仔围棋班改为星期日下昼。") == []  # told back
+    assert checks.closing() == "我知道了。"
