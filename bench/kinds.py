@@ -57,9 +57,14 @@ def load(path: Path) -> list[Labelled]:
     """A JSONL of {text, kind} or a "what is heard" set (its requests' ``utterance_kind``)."""
     if path.suffix == ".json":
         data = json.loads(path.read_text())
-        return [Labelled(r["text"], UtteranceKind(r["utterance_kind"])) for r in data["requests"]]
+        return [Labelled(r["text"], _kind(r["utterance_kind"])) for r in data["requests"]]
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    return [Labelled(r["text"], UtteranceKind(r["kind"]), r.get("lasting")) for r in rows]
+    return [Labelled(r["text"], _kind(r["kind"]), r.get("lasting")) for r in rows]
+
+
+def _kind(label: str) -> UtteranceKind:
+    """A kind as a set spells it (「chit_chat」 and 「chitchat」 are one kind)."""
+    return UtteranceKind(label.replace("_", "") if label == "chit_chat" else label)
 
 
 @dataclass(frozen=True)
