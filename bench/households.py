@@ -286,14 +286,16 @@ def _pct_spaced(pair: tuple[int, int]) -> str:
 
 def figures(summary: Summary, households: int) -> list[Figure]:
     """The results table's row (bench.results) for the external households set (its dev
-    questions): recall, safety group, noise clean and leaks, Hearth vs top-5 cosine."""
+    questions): recall, safety group, noise clean and leaks, Hearth vs top-5 cosine, and how
+    often the constraints a reply should name are the ones Hearth says first."""
     return [Figure(
         f"external households ({households} households, {summary.questions} questions, dev): "
         f"recall / safety group / noise clean / leaks, Hearth vs top-{TOP_K} cosine",
         f"{_pct_spaced(summary.recall)} vs {_pct_spaced(summary.baseline)}; "
         f"safety {summary.safety[0]}/{summary.safety[1]}; "
         f"noise {summary.clean[0]}/{summary.clean[1]} vs 0/{summary.clean[1]}; "
-        f"{summary.leaks} leaks; {summary.lines:.2f} lines vs {TOP_K}",
+        f"{summary.leaks} leaks; {summary.lines:.2f} lines vs {TOP_K}; "
+        f"every expected constraint said first {summary.said[0]}/{summary.said[1]}",
     )]  # fmt: skip
 
 

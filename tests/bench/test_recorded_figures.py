@@ -23,10 +23,13 @@ def _in_table(bench: str, figures: list[Figure]) -> Figure:
 
 
 def test_households() -> None:
-    summary = households.Summary(60, (35, 45), (18, 23), (11, 12), 0, 0, 3.02, (38, 45), {})
+    summary = households.Summary(
+        60, (35, 45), (18, 23), (11, 12), 0, 0, 3.02, (38, 45), {}, (14, 23), 2, (1, 37)
+    )
     figure = _in_table("households", households.figures(summary, 4))
     assert figure.value == (
-        "35/45 (78 %) vs 38/45 (84 %); safety 18/23; noise 11/12 vs 0/12; 0 leaks; 3.02 lines vs 5"
+        "35/45 (78 %) vs 38/45 (84 %); safety 18/23; noise 11/12 vs 0/12; 0 leaks; 3.02 lines vs 5; "
+        "every expected constraint said first 14/23"
     )
 
 

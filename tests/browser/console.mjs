@@ -13,13 +13,18 @@ const browser = await chromium.launch({
          "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 
+// Clicks a control that loads a new page and waits for that page (not the one already shown).
+async function submit(page, selector) {
+  await Promise.all([page.waitForEvent("load"), page.click(selector)]);
+}
+
 async function login(name, password) {
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
   const page = await context.newPage();
   await page.goto(`${base}/login`);
   await page.fill("#name", name);
   await page.fill("#password", password);
-  await Promise.all([page.waitForLoadState("load"), page.click("#login")]);
+  await submit(page, "#login");
   return { context, page };
 }
 
@@ -31,7 +36,7 @@ try {
 
   // 2. search (the read path) and filter by class
   await zp.fill("#q", "订个海鲜礼包送我老婆");
-  await Promise.all([zp.waitForLoadState("load"), zp.click("#search")]);
+  await submit(zp, "#search");
   seen.searchTexts = await zp.$$eval("tr.memory td.text", (tds) => tds.map((t) => t.textContent));
   await zp.screenshot({ path: `${shots}/console-search.png`, fullPage: true });
   await zp.goto(`${base}/?cls=safety`);
@@ -42,10 +47,10 @@ try {
   const row = zp.locator("tr.memory", { hasText: "地下车库" }).first();
   seen.deleteTarget = await row.locator("td.text").textContent();
   await row.locator("input[type=checkbox]").check();
-  await Promise.all([zp.waitForLoadState("load"), zp.click("#delete")]);
+  await submit(zp, "#delete");
   seen.confirmTexts = await zp.$$eval("tr.doomed td.text", (tds) => tds.map((t) => t.textContent));
   await zp.screenshot({ path: `${shots}/console-confirm-delete.png`, fullPage: true });
-  await Promise.all([zp.waitForLoadState("load"), zp.click("#confirm")]);
+  await submit(zp, "#confirm");
   seen.deleteMessage = await zp.textContent("#message");
 
   // 4. CSRF: a forged POST without the session's token is refused
@@ -78,7 +83,7 @@ try {
   await ap.goto(`${base}/admin`);
   await ap.fill("#map-device", "AA:BB:CC:DD:EE:01");
   await ap.fill("#map-person", "zhang");
-  await Promise.all([ap.waitForLoadState("load"), ap.click("#map")]);
+  await submit(ap, "#map");
   seen.personMap = await ap.$$eval("#person-map td", (tds) => tds.map((t) => t.textContent));
   await ap.screenshot({ path: `${shots}/console-admin.png`, fullPage: true });
   await ap.goto(`${base}/jobs`);
