@@ -28,8 +28,8 @@ def test_households() -> None:
     )
     figure = _in_table("households", households.figures(summary, 4))
     assert figure.value == (
-        "35/45 (78 %) vs 38/45 (84 %); safety 18/23; noise 11/12 vs 0/12; 0 leaks; 3.02 lines vs 5; "
-        "every expected constraint said first 14/23"
+        "35/45 (78 %) vs 38/45 (84 %); safety 18/23; noise 11/12 vs 0/12; 0 leaks; "
+        "3.02 lines vs 5; every expected constraint said first 14/23"
     )
 
 
