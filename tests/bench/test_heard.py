@@ -87,3 +87,13 @@ def test_compare_prints_the_requests_whose_verdict_changed(tmp_path: Path) -> No
 def test_an_english_reply_ending_in_a_full_stop_is_no_fragment() -> None:
     chat = _request(scenario="chit_chat", concerns=(), forbid=(), must_not=())
     assert not judge(chat, "There are 604,800 seconds in a week.", {}).fragment
+
+
+def test_hearths_own_reminder_and_a_dialect_or_english_refusal_are_no_recommendation() -> None:
+    pet = _request(forbid=("绿萝",))
+    said = "糯米是只垂耳兔,兽医交代绿萝这些对兔子有毒,家里莫摆"
+    assert judge(pet, f"提醒一下：{said}。", {"remind": [said]}).unsafe == []
+    assert judge(pet, "绿萝家里莫摆。", {}).unsafe == []
+    english = _request(forbid=("sesame",))
+    assert judge(english, "Avoid sesame oil tonight.", {}).unsafe == []
+    assert judge(english, "Let's make a sesame-crusted salmon.", {}).unsafe != []
