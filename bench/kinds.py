@@ -31,6 +31,7 @@ from memory.utterance_kinds import (
     UtteranceKind,
     train,
     train_binary,
+    words,
 )
 from providers.embedder import Embedder
 
@@ -143,6 +144,30 @@ def lasting_model(
         return None
     x = vectors[index]
     y = np.array([bool(items[i].lasting_label) for i in index])
+    return binary_model("lasting", x, y)
+
+
+ACTING = "acts-*.jsonl"  # {text, kind, acts}: statements and requests labelled for the acts head
+
+
+def acts_training_set() -> list[tuple[str, bool]]:
+    rows = [json.loads(line) for path in sorted(TRAINING.glob(ACTING))
+            for line in path.read_text().splitlines() if line.strip()]  # fmt: skip
+    return list({r["text"]: bool(r["acts"]) for r in rows}.items())
+
+
+def acts_model(embedder: Embedder) -> tuple[np.ndarray, LastingScore] | None:
+    """The acts head trained on its labelled utterances, with its five-fold cross-validation."""
+    items = acts_training_set()
+    if not items:
+        return None
+    texts = [t for t, _ in items]
+    x = np.hstack([embed_all(embedder, texts), np.array([words(t) for t in texts])])
+    return binary_model("acts", x, np.array([y for _, y in items]))
+
+
+def binary_model(name: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, LastingScore]:
+    """A binary head trained on (x, y), with its five-fold cross-validation."""
     order = np.random.default_rng(7).permutation(len(y))
     predicted = np.zeros(len(y))
     for fold in range(5):
@@ -153,7 +178,7 @@ def lasting_model(
     said = predicted >= 0.5
     true_positive = int((said & y).sum())
     score = LastingScore(
-        "lasting, 5-fold cross-validation", len(y), float((said == y).mean()),
+        f"{name}, 5-fold cross-validation", len(y), float((said == y).mean()),
         true_positive / max(int(said.sum()), 1), true_positive / max(int(y.sum()), 1),
         float(((predicted >= LOW) & y).sum() / max(int(y.sum()), 1)),
     )  # fmt: skip
@@ -288,6 +313,10 @@ def main(
     if lasting is not None:
         model = model.with_lasting(lasting[0])
         console.print(lasting[1].as_json())
+    acts = acts_model(embedder)
+    if acts is not None:
+        model = model.with_acts(acts[0])
+        console.print(acts[1].as_json())
     if write:
         model.save(WEIGHTS)
         console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")

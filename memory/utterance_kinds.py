@@ -18,6 +18,16 @@ become a memory; it is trained on the utterances labelled for it
 (``train-lasting-*.jsonl``), with commands and chit-chat of the other files as negatives (they
 are never lasting).
 
+A third head reads whether the utterance *acts*: announces or asks for something someone at home
+is still to do — a plan (「礼拜天带我妈去爬山」), an errand or an instruction (「切一片给鹦鹉」), an
+intention or a proposal — as opposed to a fact, a past event, a habit, a change or a look-up.
+Plans are statements to the write path and actions to the reply: a constraint that concerns one
+is due before it happens. The sentence vector hardly tells 「上周带老婆去海边玩了」 from 「周末带
+老婆去海边」, so this head also reads the words: the utterance's character unigrams and bigrams,
+hashed into ``GRAMS`` buckets (five-fold accuracy 86 % → 90 %, precision 0.70 → 0.77).
+Trained on the statements and requests of the training files labelled
+for it (``acts-*.jsonl``, labelled outside the project).
+
 The weights belong to one embedder: a vector of another (a hosted embeddings endpoint) gets
 ``None`` — callers then behave as before this component existed.
 """
@@ -26,8 +36,9 @@ from __future__ import annotations
 
 import enum
 import json
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -47,6 +58,10 @@ class UtteranceKind(enum.StrEnum):
 
 
 KINDS: tuple[UtteranceKind, ...] = tuple(UtteranceKind)
+# a statement the acts head reads at or above this announces an action (five-fold cross-validation
+# on the 2,290 labelled utterances: precision 0.77, recall 0.86; ``hearth bench kinds``)
+ACTS = 0.5
+GRAMS = 2048  # hashed character uni- and bigrams the acts head reads beside the vector
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +70,15 @@ class KindReading:
     confidence: float  # the softmax probability of ``kind``
     scores: dict[UtteranceKind, float]
     lasting: float | None = None  # probability it says something lasting (None: no head)
+    acts: float | None = None  # probability it announces or asks for an action to come
+
+    @property
+    def plans(self) -> bool:
+        """A request, or a statement announcing an action to come (a plan, an errand, an
+        intention), as the acts head reads it at ``ACTS``."""
+        if self.kind is UtteranceKind.REQUEST:
+            return True
+        return self.kind is UtteranceKind.STATEMENT and (self.acts or 0.0) >= ACTS
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -62,6 +86,7 @@ class KindReading:
             "confidence": round(self.confidence, 3),
             "scores": {k.value: round(v, 3) for k, v in self.scores.items()},
             "lasting": None if self.lasting is None else round(self.lasting, 3),
+            "acts": None if self.acts is None else round(self.acts, 3),
         }
 
 
@@ -73,19 +98,22 @@ class KindModel:
     weights: Matrix  # (dim, kinds)
     bias: Matrix  # (kinds,)
     lasting: Matrix | None = None  # (dim + 1,): the lasting head's weights, bias last
+    acts: Matrix | None = None  # (dim + GRAMS + 1,): the acts head's weights, bias last
 
-    def read(self, vector: Sequence[float]) -> KindReading:
+    def read(self, vector: Sequence[float], text: str | None = None) -> KindReading:
+        """The reading of an utterance's vector; the acts head needs its ``text`` too."""
         x = np.asarray(vector, dtype=np.float64)
         probs = _softmax((x @ self.weights + self.bias)[None, :])[0]
         best = int(np.argmax(probs))
         scores = {kind: float(p) for kind, p in zip(KINDS, probs, strict=True)}
-        lasting = None
-        if self.lasting is not None:
-            lasting = float(_sigmoid(np.array([x @ self.lasting[:-1] + self.lasting[-1]]))[0])
-        return KindReading(KINDS[best], float(probs[best]), scores, lasting)
+        acts = None if text is None else _binary(self.acts, np.concatenate([x, words(text)]))
+        return KindReading(KINDS[best], float(probs[best]), scores, _binary(self.lasting, x), acts)
 
     def with_lasting(self, head: Matrix) -> KindModel:
-        return KindModel(self.embedder, self.weights, self.bias, head)
+        return replace(self, lasting=head)
+
+    def with_acts(self, head: Matrix) -> KindModel:
+        return replace(self, acts=head)
 
     def save(self, path: Path) -> None:
         arrays: dict[str, npt.NDArray[np.generic]] = {
@@ -95,6 +123,8 @@ class KindModel:
         }
         if self.lasting is not None:
             arrays["lasting"] = self.lasting.astype(np.float32)
+        if self.acts is not None:
+            arrays["acts"] = self.acts.astype(np.float32)
         np.savez_compressed(path, allow_pickle=False, **arrays)
 
     @classmethod
@@ -104,8 +134,9 @@ class KindModel:
             if meta["kinds"] != [k.value for k in KINDS]:
                 raise ValueError(f"{path}: kinds {meta['kinds']} are not {list(KINDS)}")
             lasting = data["lasting"].astype(np.float64) if "lasting" in data else None
+            acts = data["acts"].astype(np.float64) if "acts" in data else None
             return cls(meta["embedder"], data["weights"].astype(np.float64),
-                       data["bias"].astype(np.float64), lasting)  # fmt: skip
+                       data["bias"].astype(np.float64), lasting, acts)  # fmt: skip
 
 
 @cache
@@ -114,13 +145,27 @@ def shipped() -> KindModel | None:
     return KindModel.load(WEIGHTS) if WEIGHTS.is_file() else None
 
 
-def classify(vector: Sequence[float], embedder: str) -> KindReading | None:
-    """The kind of the utterance whose ``embedder`` vector this is; None when the shipped
-    weights were trained for another embedder (or are absent)."""
+def classify(vector: Sequence[float], embedder: str, text: str | None = None) -> KindReading | None:
+    """The kind of the utterance whose ``embedder`` vector this is (and whether it acts, given
+    its ``text``); None when the shipped weights were trained for another embedder (or are
+    absent)."""
     model = shipped()
     if model is None or model.embedder != embedder:
         return None
-    return model.read(vector)
+    return model.read(vector, text)
+
+
+def words(text: str) -> Matrix:
+    """The utterance's character unigrams and bigrams (its start and end marked), counted into
+    ``GRAMS`` buckets by CRC-32 (stable across machines and runs), L2-normalised."""
+    counts = np.zeros(GRAMS)
+    marked = f"^{text.strip().lower()}$"
+    for n in (1, 2):
+        for i in range(len(marked) - n + 1):
+            counts[zlib.crc32(marked[i : i + n].encode()) % GRAMS] += 1.0
+    norm = float(np.linalg.norm(counts))
+    result: Matrix = counts / norm if norm else counts
+    return result
 
 
 def train(
@@ -148,8 +193,8 @@ def train_binary(
     vectors: Matrix, lasting: Sequence[bool], l2: float = 1e-4, epochs: int = 3000,
     rate: float = 2.0,
 ) -> Matrix:  # fmt: skip
-    """A binary head (the lasting head; the memory safety head): logistic regression, both
-    classes weighted equally."""
+    """A binary head (the lasting and acts heads; the memory safety head): logistic regression,
+    both classes weighted equally."""
     x = np.asarray(vectors, dtype=np.float64)
     y = np.asarray(lasting, dtype=np.float64)
     share = min(max(float(y.mean()), 1e-3), 1 - 1e-3)
@@ -162,6 +207,12 @@ def train_binary(
         b -= rate * float(grad.sum())
     head: Matrix = np.append(w, b)
     return head
+
+
+def _binary(head: Matrix | None, x: Matrix) -> float | None:
+    if head is None:
+        return None
+    return float(_sigmoid(np.array([x @ head[:-1] + head[-1]]))[0])
 
 
 def _sigmoid(z: Matrix) -> Matrix:

@@ -251,7 +251,7 @@ class WritePath:
 
     async def _read_kinds(self, texts: list[str]) -> dict[str, utterance_kinds.KindReading | None]:
         vectors = await self._embed(texts)
-        return {text: utterance_kinds.classify(vector, self.embedder.name)
+        return {text: utterance_kinds.classify(vector, self.embedder.name, text)
                 for text, vector in zip(texts, vectors, strict=True)}  # fmt: skip
 
     def _merging(self, person: PersonId) -> contextlib.AbstractAsyncContextManager[None]:

@@ -181,7 +181,7 @@ class ReadPath:
         result = _Draft(question, person)
         clock = _Stopwatch(result.timings_ms)
         [vector] = await embed_async(self.embedder, [question])
-        result.kind = utterance_kinds.classify(vector, self.embedder.name)
+        result.kind = utterance_kinds.classify(vector, self.embedder.name, question)
         result.understood = Question(question, now, vector, result.kind)
         clock.lap("embed")
         reading, searches = self._first_round(result.understood, result)
@@ -544,12 +544,14 @@ def _log_injected(recall: ReadResult, person: PersonId) -> None:
 
 
 def _asks_or_plans(kind: KindReading | None) -> bool:
-    """A request, not a statement, a question about memory (its answer is the constraint
-    itself), a command or chit-chat; unknown counts as one. A statement hears only a constraint
-    that plainly applies: said for the closest by meaning, 「米粒昨天冒出第一颗小牙了」 heard her
-    honey rule, 「蕾蕾的糖耐改到周四上午」 her diet (a statement that does concern one, 「外婆给
-    糯米织了身羊毛小衣裤」 and an eczema rule, is left to the knowledge tables)."""
-    return kind is None or kind.kind is UtteranceKind.REQUEST
+    """A request, or a statement announcing an action to come (「礼拜天开车拉我妈去爬山」, 「切一片
+    给鹦鹉」: the acts head, ``KindReading.plans``); unknown counts as one. Not a statement of a
+    fact or an event, a question about memory (its answer is the constraint itself), a command
+    or chit-chat. A statement of a fact hears only a constraint that plainly applies: said for
+    the closest by meaning, 「米粒昨天冒出第一颗小牙了」 heard her honey rule, 「蕾蕾的糖耐改到周四
+    上午」 her diet (a statement that does concern one, 「外婆给糯米织了身羊毛小衣裤」 and an
+    eczema rule, is left to the knowledge tables)."""
+    return kind is None or kind.plans
 
 
 def quiet_kind(kind: KindReading | None) -> bool:

@@ -457,6 +457,19 @@ async def test_a_request_hears_the_constraint_closest_in_meaning(read_path: Read
     assert any("花生" in line for line in context.trace.remind)
 
 
+async def test_a_plan_told_as_a_statement_hears_the_constraint_a_fact_does_not(
+    read_path: ReadPath,
+) -> None:
+    """A plan (the acts head) is due its constraint before it happens; a past event is not
+    reminded of a constraint only close in meaning."""
+    plan = await read_path.recall(ZHANG, "周末带老婆去海边吃大排档")
+    assert plan.kind is not None and plan.kind.kind.value == "statement" and plan.kind.plans
+    assert any("海鲜" in m.text for m in plan.applies)
+    past = await read_path.recall(ZHANG, "老婆上个月去海边玩了一趟")
+    assert past.kind is not None and not past.kind.plans
+    assert not past.applies
+
+
 MONDAY = 1_764_547_200.0  # a Monday
 
 
