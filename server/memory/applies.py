@@ -160,12 +160,7 @@ def _in_scope(
     ``aliases``, 女儿), else of whoever ``lookup.Scope`` says it is about; none for a request
     only for people outside the household (one naming a member too is for that member: 「Leo
     同学过生日，…让他吃一小块」)."""
-    text = question.text
-    named = [
-        (m, cue)
-        for m, cue in constraints
-        if entities.mentions(text, m.subject, m.entities) or _about(m, aliases)
-    ]
+    named = [(m, cue) for m, cue in constraints if names(question.text, m, aliases)]
     if named:
         return named
     if question.outsiders:
@@ -177,7 +172,8 @@ def _in_scope(
     return [
         (m, cue)
         for m, cue in constraints
-        if (home or not _a_pets(m)) and (question.scope.covers(text, m) or (home and _a_pets(m)))
+        if (home or not _a_pets(m))
+        and (question.scope.covers(question.text, m) or (home and _a_pets(m)))
     ]
 
 
@@ -185,6 +181,12 @@ def _a_pets(memory: Memory) -> bool:
     return entities.about_a_pet(
         memory.text, memory.subject, memory.entities
     ) or knowledge.of_an_animal(memory.text)
+
+
+def names(request: str, memory: Memory, aliases: Sequence[str] = ()) -> bool:
+    """Does the request name whom the memory is about (小橙子, or a word memory links to that
+    name: ``aliases``, 女儿)?"""
+    return entities.mentions(request, memory.subject, memory.entities) or _about(memory, aliases)
 
 
 def _about(memory: Memory, words: Sequence[str]) -> bool:
