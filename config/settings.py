@@ -171,6 +171,8 @@ class MemorySettings(_Section):
     prominence: float = Field(ge=0, le=2)
     prominence_floor: float = Field(ge=-1, le=1)
     limit: int = Field(ge=1, le=50)
+    question_nearest: int = Field(ge=0, le=10)
+    question_nearest_floor: float = Field(ge=-1, le=1)
     entity_limit: int = Field(ge=0, le=20)
     relation_threshold: float = Field(ge=-1, le=1)
     lexical_limit: int = Field(ge=0, le=20)

@@ -18,7 +18,9 @@ from server.traces import TurnTrace
 from server.understanding.grounding import Grounds
 from server.understanding.question import Question
 
-Why = Literal["direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue"]
+Why = Literal[
+    "direct", "lexical", "relation", "entity", "lookup", "slot", "schedule", "cue", "nearest"
+]
 Group = Literal["safety", "related"]
 
 

@@ -141,6 +141,7 @@ class _Reading:
     again: bool = False  # round 2 repeats the direct search (a page of expired hits)
     cued: dict[str, Hit] = field(default_factory=dict)  # the memories cues point at
     concerned: list[str] = field(default_factory=list)  # whom the question is about
+    nearest: list[Hit] = field(default_factory=list)  # round 1's live direct hits, best first
 
     @property
     def question(self) -> str:
@@ -195,7 +196,7 @@ class ReadPath:
             result.round_trips += 1
             self._take_second_round(reading, hits)
         clock.lap("round2")
-        ordered = self._in_scope(reading)
+        ordered = self._in_scope(reading) or self._nearest(reading)
         self._within_prompt(reading, ordered)
         if result.safety and self.settings.say_constraints:
             self._said_first(reading, ordered)
@@ -258,6 +259,7 @@ class ReadPath:
         live = [h for h in first[0] if not h.memory.expired(now)]
         # a full page with too few live hits: more may lie below it → ask again in round 2
         reading.again = len(first[0]) == searches[0].limit and len(live) < s.limit
+        reading.nearest = live
         direct = self._direct(reading.understood, live[: s.limit], _standing_out(live))
         _collect(found, direct, "direct", now)
         rounds = iter(first[1:])
@@ -376,6 +378,27 @@ class ReadPath:
             ]  # fmt: skip
         left_out = {m.key for m in (*result.unconcerned, *result.unneeded)}
         return [r for r in ordered if r.memory.key not in left_out]
+
+    def _nearest(self, reading: _Reading) -> list[Recalled]:
+        """A question about memory, not anchored in the person, that every gate left empty
+        (「塞进耳朵里量体温的那个东西放哪了」 for a thermometer stored in English, 「后天雯雯有什么
+        事」): the person asked memory, so the nearest few by meaning that reach
+        ``question_nearest_floor`` are read, and the model judges (the grounds still tell it
+        when none holds the answer)."""
+        s, kind = self.settings, reading.result.kind
+        if kind is None or kind.kind is not UtteranceKind.MEMORY_QUESTION:
+            return []
+        # 「杭州有多少人口？」 asks no memory of the home there; a question anchored in the person
+        # (「我最喜欢哪个球星」) had the lower threshold already, and a nearest line sharing only
+        # 「我喜欢」 is no answer to it
+        understood = reading.understood
+        if understood.of_the_world or understood.anchored:
+            return []
+        near = [h for h in reading.nearest if h.score >= s.question_nearest_floor]
+        return [
+            Recalled(h.memory, h.score, "nearest", _group(h.memory))
+            for h in near[: s.question_nearest]
+        ]
 
     def _within_prompt(self, reading: _Reading, ordered: list[Recalled]) -> None:
         """The groups the block shows (related lines within budget), and the turn's grounds."""

@@ -20,9 +20,13 @@ def tagged(text: str) -> tuple[jieba.posseg.pair, ...]:
     return tuple(jieba.posseg.lcut(text))
 
 
+# jieba's dictionary tags 东西 ("thing"; literally east-west) a place name: 「那个东西放哪了」
+NOT_PLACES = frozenset(("东西",))
+
+
 def places_in(text: str) -> list[str]:
     """The place names a text says (jieba's ``ns``: 杭州, 西湖区)."""
-    return [pair.word for pair in tagged(text) if pair.flag == "ns"]
+    return [pair.word for pair in tagged(text) if pair.flag == "ns" and pair.word not in NOT_PLACES]
 
 
 def warm() -> None:

@@ -49,7 +49,7 @@ def recalled(recall: object) -> list[str]:
 
 ASKED_BY_WHAT_IT_DOES = "冒烟会叫的那个报警的，它的备用电池放哪儿了"
 # the other ways an unanchored question reaches a memory, off: what is left is prominence
-ONLY_PROMINENCE = {"topic_terms": 0, "lexical_limit": 0, "cue_limit": 0}
+ONLY_PROMINENCE = {"topic_terms": 0, "lexical_limit": 0, "cue_limit": 0, "question_nearest": 0}
 
 
 async def test_the_memory_that_stands_out_is_recalled_without_a_word_in_common(

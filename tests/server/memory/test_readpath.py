@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -481,3 +482,30 @@ async def test_the_read_path_reads_its_question_once_and_hands_it_on(
     assert understood is not None and understood.text == recall.question
     assert understood.vector is not None and understood.kind == recall.kind
     assert understood.now == MONDAY
+
+
+async def test_a_question_about_memory_no_gate_answers_hears_the_nearest(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """A thermometer stored in English, asked after by what it does: no word, name or relation
+    in common, yet the person asked memory — the nearest are read, never for chit-chat."""
+    chen = PersonId("chen")
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    memories = [
+        Memory("The ear thermometer is in the second drawer of the TV cabinet", chen),
+        Memory("我女儿周三下午上游泳课", chen),
+        Memory("车钥匙挂在门口的挂钩上", chen),
+    ]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    settings = load_settings().memory
+    question = "塞进耳朵里量体温的那个东西放哪了"
+    off = await ReadPath(embedder, store, settings.model_copy(update={"question_nearest": 0}))\
+        .recall(chen, question)  # fmt: skip
+    assert off.related == () and off.safety == ()
+    read_path = ReadPath(embedder, store, settings)
+    recall = await read_path.recall(chen, question)
+    assert [(r.memory.text, r.why) for r in recall.related][:1] == [(memories[0].text, "nearest")]
+    assert "thermometer" in recall.block
+    thanks = await read_path.recall(chen, "谢谢你啊")
+    assert thanks.related == () and thanks.safety == ()
+    store.close()
