@@ -124,7 +124,10 @@ class ReplyChecks:
         self.grounds = None if grounds is None else grounds.with_said(said, read.understood)
         safety = read.safety_texts
         related = read.related_texts
-        self.held = (read.question, *safety, *related) if safety or related else ()
+        # what a reply may claim of the household: the question, what the person said earlier
+        # in the session and what memory holds — with nothing injected, an allergy claimed of
+        # a member (「老爷子对腰椎MR过敏」 to a request memory held nothing for) is invented
+        self.held = (read.question, *said, *safety, *related)
         self.held_constraints = safety
         self.kind = None if read.kind is None else read.kind.kind.value
 
@@ -259,10 +262,10 @@ class ReplyChecks:
         return said
 
     def _unheld_allergy(self, text: str) -> str | None:
-        """``text`` unless, on a turn memory was injected into, it claims an allergy memory
-        does not hold, or holds of someone else (the local model: 「妈妈对荔枝过敏」 to a gift
-        of lychees, 「爷爷对花生过敏」 from 小橙子's line)."""
-        if not self.held:  # nothing injected
+        """``text`` unless, on a turn memory was read for, it claims an allergy neither memory
+        nor the person holds, or holds of someone else (the local model: 「妈妈对荔枝过敏」 to a
+        gift of lychees, 「爷爷对花生过敏」 from 小橙子's line)."""
+        if not self.held:  # memory was not read (off)
             return text
         missing = unheld_allergies(text, self.held, self.held_constraints)
         if not missing:

@@ -99,7 +99,7 @@ def test_without_hearths_reminder_the_models_is_spoken() -> None:
 
 def test_on_a_request_an_allergy_memory_does_not_hold_is_not_said() -> None:
     """Not only fact questions: the local model told a gift of lychees 「妈妈对荔枝过敏」 with
-    her diabetes in the block. With nothing injected, nothing is judged."""
+    her diabetes in the block. With memory not read (off), nothing is judged."""
     checks = _checks()
     checks.held = ("过年给我爷爷买一箱荔枝", "妈妈有糖尿病，甜的要少吃")
     checks.held_constraints = ("妈妈有糖尿病，甜的要少吃",)
@@ -109,6 +109,20 @@ def test_on_a_request_an_allergy_memory_does_not_hold_is_not_said() -> None:
     assert checks.closing() is None
     nothing = _checks()
     assert nothing.check("妈妈对荔枝过敏。") == ["妈妈对荔枝过敏。"]
+
+
+def test_with_nothing_injected_an_allergy_claimed_of_a_member_is_invented() -> None:
+    """Memory was read and held nothing for the request: the local model's 「老爷子对腰椎MR过敏」
+    is not said; an allergy the person told earlier in the session is."""
+    checks = _checks()
+    question = "大夫给老爷子开了个腰椎MR，你帮我看看约哪天合适"
+    checks.take(ReadResult(question, PersonId("zhang")))
+    assert checks.check("老爷子对腰椎MR过敏。") == []
+    told = _checks()
+    told.take(ReadResult(question, PersonId("zhang")), said=("老爷子对碘造影剂过敏",))
+    assert told.check("老爷子对碘造影剂过敏，做检查要说一声。") == [
+        "老爷子对碘造影剂过敏，做检查要说一声。"
+    ]
 
 
 def test_instead_of_a_claim_memory_does_not_hold_what_it_says_of_them() -> None:
