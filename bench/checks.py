@@ -61,6 +61,8 @@ CHECKS: tuple[Check, ...] = (
           ("a reminder on a command or chit-chat",)),
     Check("statement told back", "reply_checks._not_restated",
           "turn.statement_told_back_dropped", ("tells the person's statement back",)),
+    Check("going along after a reminder", "reply_checks._not_restated",
+          "turn.going_along_dropped", ("goes along with what Hearth's reminder warns of",)),
     Check("hanging clause", "reply_checks._released", "turn.fragment_dropped",
           ("a clause whose continuation was not spoken",)),
     Check("unsafe recommendation", "heeding.recommends_against",

@@ -39,6 +39,7 @@ _PROHIBITS = re.compile(
 _ALLOWS_ONLY = re.compile(r"只能|只可以|只吃|只喝|只用")
 _REFUSES = re.compile(
     r"不|别|没|避免|禁|忌|过敏|小心|注意|代替|替代|换成|改用|而不是|除了|远离|留意|少[吃喝放用]"
+    r"|莫(?!名|扎特|斯科)"
     r"|\b(?:not|no|never|avoid|without|instead|allergic|free|skip)\b|n't",
     re.IGNORECASE,
 )
@@ -139,12 +140,17 @@ def request_items(request: str, names: Iterable[str] = ()) -> frozenset[str]:
     )
 
 
+def refuses(sentence: str) -> bool:
+    """Does ``sentence`` refuse, warn or offer instead (不, 别, 换成, instead…)?"""
+    return _REFUSES.search(_NOT_REFUSING.sub("", sentence.lower())) is not None
+
+
 def recommends_against(sentence: str, said: Sequence[Heeded]) -> Heeded | None:
     """The said constraint whose forbidden item ``sentence`` names without refusing it, if
     any."""
-    lowered = _NOT_REFUSING.sub("", sentence.lower())
-    if _REFUSES.search(lowered):
+    if refuses(sentence):
         return None
+    lowered = sentence.lower()
     for constraint in said:
         if any(_names(lowered, item) for item in constraint.items):
             return constraint

@@ -38,7 +38,7 @@ from server.device.claims import (
     tool_could_do,
 )
 from server.device.echo import echoes
-from server.device.heeding import Heeded, recommends_against
+from server.device.heeding import Heeded, recommends_against, refuses
 from server.device.machinery import machinery_in, without_ids, without_markup, without_notes
 from server.device.sentences import ends_sentence
 from server.memory.read_result import ReadResult
@@ -59,6 +59,10 @@ from server.understanding.question import Question
 log = structlog.get_logger(__name__)
 # a reminder sharing this share of its words with the utterance only tells it back
 TOLD_BACK = 0.7
+# after Hearth's reminder, a sentence this much of the request's own words that refuses nothing
+# goes along with what the reminder warns of (「好的，我已经安排了元旦带堂客去灰汤住两晚」 after
+# her no-hot-springs rule; 「给他买两盒吧」 after the warfarin one)
+GOES_ALONG = 0.5
 _REMINDER_HEAD = re.compile(r"^\s*(提醒(一下|你)?|注意|要注意|小心|温馨提示|不过)[，,：:！!\s]*")
 _ASKS_BACK = re.compile(r"[？?]\s*$")
 # a piece cut at a clause mark, not a sentence's end
@@ -401,14 +405,24 @@ class ReplyChecks:
     def _not_restated(self, text: str) -> str | None:
         """``text`` unless, on a statement, it tells the statement back (「阿敏新报咗个粤剧兴趣
         班…」 given back whole, 「你最近迷上抖音跳广场舞了」 for what 外婆 does): most of its
-        words are the utterance's. The person hears the acknowledgment instead."""
-        if self.kind != "statement" or _ASKS_BACK.search(text):
+        words are the utterance's — the person hears the acknowledgment instead; or, after
+        Hearth said a constraint first, it goes along with the request in the request's own
+        words and refuses nothing (``GOES_ALONG``) — the reminder stands alone."""
+        if _ASKS_BACK.search(text):
+            return text
+        along = self.reminded and not refuses(text)
+        if not along and self.kind != "statement":
             return text
         said = terms.terms(text.replace("你", "我"))
-        if len(said) < 2 or len(said & self._question_terms()) < TOLD_BACK * len(said):
+        share = GOES_ALONG if along else TOLD_BACK
+        if len(said) < 2 or len(said & self._question_terms()) < share * len(said):
             return text
-        log.info("turn.statement_told_back_dropped", said=text, question=self.question)
-        self._drop(text, "tells the person's statement back")
+        if along:
+            log.info("turn.going_along_dropped", said=text, question=self.question)
+            self._drop(text, "goes along with what Hearth's reminder warns of")
+        else:
+            log.info("turn.statement_told_back_dropped", said=text, question=self.question)
+            self._drop(text, "tells the person's statement back")
         return None
 
     def _question_terms(self) -> frozenset[str]:

@@ -365,3 +365,24 @@ def test_a_statement_whose_reply_stops_at_a_comma_is_acknowledged() -> None:
     assert checks.check("好主意，") == ["好主意，"]  # the first audio goes at once
     assert checks.check("朗仔围棋班改为星期日下昼。") == []  # told back
     assert checks.closing() == "我知道了。"
+
+
+def test_after_hearths_reminder_going_along_in_the_requests_words_is_not_said() -> None:
+    """Hearth said 堂客's no-hot-springs rule first; the model's 「好的，我已经安排了…」 in the
+    request's own words goes along with what it warns of. An alternative that refuses, and a
+    sentence of its own, are said."""
+    checks = _checks()
+    checks.question, checks.kind = "元旦带堂客去灰汤住两晚,好好泡一泡放松下。", "statement"
+    checks.reminded = True
+    assert checks.check("好的，我已经安排了元旦带堂客去灰汤住两晚。") == []
+    why = "goes along with what Hearth's reminder warns of"
+    assert {"said": "好的，我已经安排了元旦带堂客去灰汤住两晚。", "why": why} in checks.replaced
+    assert checks.check("元旦带堂客去长沙城里逛逛，不去泡温泉。") != []
+    request = _checks()
+    request.question, request.kind = "天儿冷了,给我妈买两串糖墩儿解解馋。", "request"
+    request.reminded = True
+    assert request.check("你可以去超市买两串糖墩儿解解馋。") == []
+    assert request.check("可以买点无糖的山楂片。") == ["可以买点无糖的山楂片。"]
+    unreminded = _checks()
+    unreminded.question, unreminded.kind = request.question, "request"
+    assert unreminded.check("你可以去超市买两串糖墩儿解解馋。") != []
