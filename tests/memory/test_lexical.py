@@ -94,7 +94,8 @@ async def test_the_read_path_recalls_by_shared_words_what_cosine_alone_does_not(
 ) -> None:
     settings = load_settings().memory
     question = "When did Melanie paint a sunrise?"  # cosine 0.49: under the strict cut
-    off = {"lexical_limit": 0, "topic_terms": 0}  # the topic rule would take it directly
+    # the topic rule would take it directly, and the nearest of a question no route answers
+    off = {"lexical_limit": 0, "topic_terms": 0, "question_nearest": 0}
     without = ReadPath(embedder, store, settings.model_copy(update=off))
     recall = await without.recall(ZHANG, question)
     target = "Melanie: I painted a lake sunrise last year."
