@@ -119,7 +119,7 @@ def cross_validate(
 
 
 @dataclass(frozen=True)
-class LastingScore:
+class HeadScore:
     name: str
     total: int
     accuracy: float
@@ -137,7 +137,7 @@ LOW = 0.1  # the write path rejects a fact whose utterance reads below this (mem
 
 def lasting_model(
     items: Sequence[Labelled], vectors: np.ndarray
-) -> tuple[np.ndarray, LastingScore] | None:
+) -> tuple[np.ndarray, HeadScore] | None:
     """The lasting head trained on the labelled items, with its five-fold cross-validation."""
     index = [i for i, item in enumerate(items) if item.lasting_label is not None]
     if not index:
@@ -156,17 +156,22 @@ def acts_training_set() -> list[tuple[str, bool]]:
     return list({r["text"]: bool(r["acts"]) for r in rows}.items())
 
 
-def acts_model(embedder: Embedder) -> tuple[np.ndarray, LastingScore] | None:
-    """The acts head trained on its labelled utterances, with its five-fold cross-validation."""
+def acts_model(
+    embedder: Embedder, known: dict[str, np.ndarray]
+) -> tuple[np.ndarray, HeadScore] | None:
+    """The acts head trained on its labelled utterances, with its five-fold cross-validation
+    (``known``: vectors embedded already, by text)."""
     items = acts_training_set()
     if not items:
         return None
     texts = [t for t, _ in items]
-    x = np.hstack([embed_all(embedder, texts), np.array([words(t) for t in texts])])
+    new = [t for t in texts if t not in known]
+    known = {**known, **dict(zip(new, embed_all(embedder, new), strict=True))} if new else known
+    x = np.hstack([np.array([known[t] for t in texts]), np.array([words(t) for t in texts])])
     return binary_model("acts", x, np.array([y for _, y in items]))
 
 
-def binary_model(name: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, LastingScore]:
+def binary_model(name: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, HeadScore]:
     """A binary head trained on (x, y), with its five-fold cross-validation."""
     order = np.random.default_rng(7).permutation(len(y))
     predicted = np.zeros(len(y))
@@ -177,7 +182,7 @@ def binary_model(name: str, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, L
         predicted[held] = 1 / (1 + np.exp(-(x[held] @ head[:-1] + head[-1])))
     said = predicted >= 0.5
     true_positive = int((said & y).sum())
-    score = LastingScore(
+    score = HeadScore(
         f"{name}, 5-fold cross-validation", len(y), float((said == y).mean()),
         true_positive / max(int(said.sum()), 1), true_positive / max(int(y.sum()), 1),
         float(((predicted >= LOW) & y).sum() / max(int(y.sum()), 1)),
@@ -208,7 +213,7 @@ def training_set() -> list[Labelled]:
 _SAID = {"memory_question": "memory question", "chitchat": "chit-chat"}
 
 
-def figures(cross: Score, lasting: LastingScore | None) -> list[Figure]:
+def figures(cross: Score, lasting: HeadScore | None) -> list[Figure]:
     """The results table's row (bench.results): the cross-validation on the training set,
     accuracy and each kind's precision / recall, and the lasting head's. (The frozen sets' first
     look is a row written by hand: it reads the mistakes.)"""
@@ -303,7 +308,7 @@ def safety_model(
 
 def main(
     embedder: Embedder, console: Console, write: bool, sets: Sequence[Path], out: Path | None
-) -> tuple[list[Score], LastingScore | None]:
+) -> tuple[list[Score], HeadScore | None]:
     """The scores: the cross-validation first, then each set's; and the lasting head's."""
     items = training_set()
     vectors = embed_all(embedder, [i.text for i in items])
@@ -313,7 +318,7 @@ def main(
     if lasting is not None:
         model = model.with_lasting(lasting[0])
         console.print(lasting[1].as_json())
-    acts = acts_model(embedder)
+    acts = acts_model(embedder, {i.text: v for i, v in zip(items, vectors, strict=True)})
     if acts is not None:
         model = model.with_acts(acts[0])
         console.print(acts[1].as_json())

@@ -150,7 +150,7 @@ def recommends_against(sentence: str, said: Sequence[Heeded]) -> Heeded | None:
     any."""
     if refuses(sentence):
         return None
-    lowered = sentence.lower()
+    lowered = _NOT_REFUSING.sub("", sentence.lower())
     for constraint in said:
         if any(_names(lowered, item) for item in constraint.items):
             return constraint

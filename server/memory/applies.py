@@ -160,7 +160,7 @@ def _in_scope(
     ``aliases``, 女儿), else of whoever ``lookup.Scope`` says it is about; none for a request
     only for people outside the household (one naming a member too is for that member: 「Leo
     同学过生日，…让他吃一小块」)."""
-    named = [(m, cue) for m, cue in constraints if names(question.text, m, aliases)]
+    named = [(m, cue) for m, cue in constraints if _names(question.text, m, aliases)]
     if named:
         return named
     if question.outsiders:
@@ -183,7 +183,7 @@ def _a_pets(memory: Memory) -> bool:
     ) or knowledge.of_an_animal(memory.text)
 
 
-def names(request: str, memory: Memory, aliases: Sequence[str] = ()) -> bool:
+def _names(request: str, memory: Memory, aliases: Sequence[str] = ()) -> bool:
     """Does the request name whom the memory is about (小橙子, or a word memory links to that
     name: ``aliases``, 女儿)?"""
     return entities.mentions(request, memory.subject, memory.entities) or _about(memory, aliases)

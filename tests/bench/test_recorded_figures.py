@@ -68,7 +68,7 @@ def test_kinds() -> None:
     )
     confusion[(UtteranceKind.REQUEST, UtteranceKind.STATEMENT)] = 120
     cross = kinds.Score("5-fold cross-validation", 3200, 2252, confusion)
-    lasting = kinds.LastingScore("lasting", 2260, 0.958, 0.88, 0.96, 0.995)
+    lasting = kinds.HeadScore("lasting", 2260, 0.958, 0.88, 0.96, 0.995)
     figure = _in_table("kinds", kinds.figures(cross, lasting))
     assert figure.value.startswith("2252/3200 (70.4 %); precision/recall: statement 0.70/1.00")
     assert "memory question 1.00/1.00" in figure.value and "chit-chat" in figure.value
