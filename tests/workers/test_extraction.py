@@ -241,7 +241,26 @@ def test_a_request_with_a_statement_clause_carries_its_fact() -> None:
     said = "第三件事：我在第三个抽屉里放了备用钥匙，记得提醒我"
     assert clauses_of(said) == ["第三件事", "我在第三个抽屉里放了备用钥匙", "记得提醒我"]
     request = KindReading(UtteranceKind.REQUEST, 0.9, {}, lasting=0.1)
-    statement = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.2)
-    assert carries(statement) == 1.0 and carries(request) == 0.1 and carries(None) == 0.0
+    statement = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.45)
+    passing = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.15)
+    unread = KindReading(UtteranceKind.STATEMENT, 0.7, {})
+    assert carries(statement) == 0.45 and carries(request) == 0.1 and carries(None) == 0.0
+    assert carries(unread) == 1.0
     assert Kinds({said: request}).not_a_statement(said) is request
     assert Kinds({said: request}, clauses={said: carries(statement)}).not_a_statement(said) is None
+    # a statement clause that says nothing lasting carries nothing: the request stays one
+    assert Kinds({said: request}, clauses={said: carries(passing)}).not_a_statement(said) is request
+
+
+async def test_a_passing_clause_does_not_make_a_request_a_fact(embedder: UseEmbedder) -> None:
+    """The real heads: 「冰箱里就剩两根黄瓜了」 is a statement, but a passing one; the key in the
+    drawer is lasting enough to be kept."""
+    from workers.extraction import carries, clauses_of
+
+    reader = _reader(embedder)
+    for said, kept in (("晚饭吃点啥呢，冰箱里就剩两根黄瓜了", False),
+                       ("我在第三个抽屉放了备用钥匙，记得提醒我", True)):  # fmt: skip
+        read = await reader([said, *clauses_of(said)])
+        clauses = {said: max(carries(read[c]) for c in clauses_of(said))}
+        assert (extraction.Kinds({said: read[said]}, clauses=clauses).not_a_statement(said)
+                is None) is kept, said  # fmt: skip
