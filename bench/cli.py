@@ -422,24 +422,37 @@ def bench_sessions(
     ] = None,
     model: Annotated[str, typer.Option(help="model name for --llm-url")] = "local",
     out: Annotated[Path, typer.Option(help="where run folders go")] = Path("bench/runs"),
+    baseline: Annotated[
+        str | None,
+        typer.Option(
+            help="mem0: then the same sessions through mem0's own add (same model and embedder)"
+        ),
+    ] = None,
     record: Record = False,
 ) -> None:
     """The write path on session sets written outside the project: each person's sessions
     replayed in order, then memories present with the right class, decay, subject, negation,
     expiry and language, old values gone, noise storing nothing, read-path questions; write
-    time per session."""
+    time per session. ``--baseline mem0``: afterwards, mem0 1.0.x on the same sessions
+    (``results-mem0.json`` beside ``results.json``) and both side by side."""
     import json
 
     from bench.sessions import load_set, recorded
     from bench.sessions import main as bench_main
 
+    if baseline not in (None, "mem0"):
+        raise typer.BadParameter(f"{baseline!r}: the one baseline is mem0", param_hint="--baseline")
     settings_or_exit()
     path = set_ or EXTERNAL / "sessions.json"
     folder = out / (name or f"sessions-{time.strftime('%m%d-%H%M')}")
     run_async(lambda: bench_main(path, llm_url, model, folder, console))
+    done = json.loads((folder / "results.json").read_text())
     if path.name == "sessions.json":  # the table's row is the external set's
-        done = json.loads((folder / "results.json").read_text())
         _keep("sessions", recorded(done, len(load_set(path)["persons"])), record)
+    if baseline == "mem0":  # after Hearth's run, never beside it
+        from bench.mem0_sessions import main as mem0_main
+
+        run_async(lambda: mem0_main(path, llm_url, model, folder, console, done))
 
 
 @bench_app.command("compare")

@@ -114,7 +114,12 @@ def check_expect(entry: dict[str, Any], memories: Sequence[Memory], now: float) 
 async def ask(read_path: ReadPath, person: str, question: dict[str, Any], now: float) -> Check:
     recall = await read_path.recall(PersonId(person), question["text"], now=now)
     safety = [r.memory.text for r in recall.safety]
-    texts = safety + [r.memory.text for r in recall.related]
+    return judge(question, safety, safety + [r.memory.text for r in recall.related])
+
+
+def judge(question: dict[str, Any], safety: Sequence[str], texts: Sequence[str]) -> Check:
+    """A question's check on what came back: ``safety`` the safety group, ``texts`` everything
+    (the safety group first)."""
     ok = True
     if question.get("must_be_empty"):
         ok = not texts
@@ -123,11 +128,35 @@ async def ask(read_path: ReadPath, person: str, question: dict[str, Any], now: f
         pool = safety if question.get("safety_group") else texts
         ok = ok and any(w in t for t in pool for w in include)
     ok = ok and not any(w in t for t in texts for w in question.get("must_not_include") or [])
-    return Check("question", ok, f"{question['text']} → {texts[:4]}")
+    return Check("question", ok, f"{question['text']} → {list(texts[:4])}")
 
 
 def _expects(session: dict[str, Any]) -> list[dict[str, Any]]:
     return list(session.get("expect") or [])
+
+
+def written(session: dict[str, Any], added: Sequence[str]) -> list[Check]:
+    """The session's own checks on what its write added: *no new*, *no duplicate*."""
+    checks = []
+    if session.get("expect_no_new"):
+        checks.append(Check("no_new", not added, "; ".join(added), session["id"]))
+    for word in session.get("expect_no_new_duplicate_of") or []:
+        dup = [t for t in added if word in t]
+        checks.append(Check("no_duplicate", not dup, f"{word}: {dup}", session["id"]))
+    return checks
+
+
+def held(session: dict[str, Any], live: Sequence[Memory], now: float) -> list[Check]:
+    """The session's checks on what memory holds at the end: its ``expect`` entries and *gone*."""
+    checks = []
+    for entry in _expects(session):
+        for c in check_expect(entry, live, now):
+            c.session = session["id"]
+            checks.append(c)
+    for gone in session.get("expect_gone") or []:
+        left = [m.text for m in live if gone in m.text]
+        checks.append(Check("gone", not left, f"{gone}: {left}", session["id"]))
+    return checks
 
 
 def summarize(checks: Sequence[Check]) -> dict[str, tuple[int, int]]:
@@ -164,21 +193,11 @@ async def replay(
             runs.append(run)
             console.print(f"{session['id']:8} {run.seconds:6.1f} s  +{len(run.added)}"
                           f"  {' | '.join(run.added)[:110]}")  # fmt: skip
-            if session.get("expect_no_new"):
-                checks.append(Check("no_new", not run.added, "; ".join(run.added), session["id"]))
-            for word in session.get("expect_no_new_duplicate_of") or []:
-                dup = [t for t in run.added if word in t]
-                checks.append(Check("no_duplicate", not dup, f"{word}: {dup}", session["id"]))
+            checks += written(session, run.added)
         live = write_path.store.scroll(PersonId(person)).memories
         live = [m for m in live if m.expires_at is None or m.expires_at > now]
         for session in mine:
-            for entry in _expects(session):
-                for c in check_expect(entry, live, now):
-                    c.session = session["id"]
-                    checks.append(c)
-            for gone in session.get("expect_gone") or []:
-                left = [m.text for m in live if gone in m.text]
-                checks.append(Check("gone", not left, f"{gone}: {left}", session["id"]))
+            checks += held(session, live, now)
             for question in session.get("questions_after") or []:
                 c = await ask(read_path, person, {**question, "person": person}, now)
                 c.session = session["id"]
