@@ -37,7 +37,9 @@ jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
 
 Gender = str  # "m", "f", "pet"; "" when unknown
 
-_PRONOUN = re.compile(r"(?<![其吉])([他她它])(?![们人])")
+# not a pronoun: 其他, 吉他, and the 他 of drug names jieba does not know (非布司他, 奥司他韦;
+# the statins: 阿托伐他汀; the gliptins: 西他列汀)
+_PRONOUN = re.compile(r"(?<![其吉司])([他她它])(?![们人汀]|列汀)")
 _OWNER = re.compile(entities.OWNER + "$")  # the owner right before a relation word
 # a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
 _INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")

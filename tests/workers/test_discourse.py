@@ -59,6 +59,11 @@ def test_a_three_character_name_is_known_by_its_given_name() -> None:
 def test_other_words_with_the_pronoun_character_are_not_pronouns() -> None:
     contexts = discourse.read(["我女儿学吉他", "其他的都还好"])
     assert discourse.resolve("其他的都还好", contexts[1]) == "我女儿，其他的都还好"
+    said = ["俺爹有痛风", "每天早上吃一片非布司他", "还有阿托伐他汀，流感了就吃奥司他韦"]
+    contexts = discourse.read(said)
+    assert discourse.resolve(said[1], contexts[1]) == "俺爹，每天早上吃一片非布司他"
+    assert discourse.resolve(said[2], contexts[2]) == "俺爹，还有阿托伐他汀，流感了就吃奥司他韦"
+    assert discourse.resolve("医生说他吃药前后别吃肉", contexts[2]) == "医生说俺爹吃药前后别吃肉"
 
 
 def test_a_pronoun_nothing_in_the_session_fits_goes_to_the_memory_talked_about() -> None:
