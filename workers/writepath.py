@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 
 from config import keys
 from config.settings import WriteSettings
-from memory import entities, memory_class, schema, utterance_kinds
+from memory import entities, memory_class, schema, slot_heads, utterance_kinds
 from memory.identity import ME
 from memory.locks import holding_person
 from memory.registry import Speakers
@@ -312,6 +312,7 @@ class WritePath:
         found = await search_async(self.store, session.person, searches, self.clock())
         found = [[h for h in hits if h.memory.photo is None] for hits in found]  # not the model's
         names = _names(facts, found)
+        learned = await self._attributes(facts, vectors, found)
         people = [u.text for u in session.utterances if u.role == "user"]
         plan: list[PlannedOp] = []
         written: list[tuple[PlannedOp, Vector]] = []  # this batch's ADDs: later facts' candidates
@@ -340,7 +341,7 @@ class WritePath:
             decision = None
             if mode != "model":
                 source = sources.source_of(fact, people)
-                decision = slots.decide(fact, source, candidates, names)
+                decision = slots.decide(fact, source, candidates, names, learned)
             point = str(uuid.uuid5(_IDS, f"{session.session_id}\x00{batch}.rule.{i}"))
             if decision is None:
                 if mode == "model" or (mode == "rules+model" and hits):
@@ -357,6 +358,22 @@ class WritePath:
                 session, batch, [facts[i] for i in left], [found[i] for i in left], outcome
             )
         return plan
+
+    async def _attributes(
+        self, facts: list[str], vectors: list[Vector], found: list[list[Hit]]
+    ) -> dict[str, tuple[str, ...]]:
+        """What the slot heads read in each fact and each memory it may act on (where someone
+        lives, works, studies; a name, an age), by text; empty for another embedder."""
+        if slot_heads.shipped() is None:
+            return {}
+        stored = list(dict.fromkeys(h.memory.text for hits in found for h in hits))
+        texts = [*facts, *stored]
+        every = [*vectors, *(await self._embed(stored))]
+        learned = {
+            text: slot_heads.stated(vector, self.embedder.name, text)
+            for text, vector in zip(texts, every, strict=True)
+        }
+        return {text: kinds for text, kinds in learned.items() if kinds is not None}
 
     @staticmethod
     def _ruled(

@@ -241,11 +241,11 @@ def test_a_request_with_a_statement_clause_carries_its_fact() -> None:
     said = "第三件事：我在第三个抽屉里放了备用钥匙，记得提醒我"
     assert clauses_of(said) == ["第三件事", "我在第三个抽屉里放了备用钥匙", "记得提醒我"]
     request = KindReading(UtteranceKind.REQUEST, 0.9, {}, lasting=0.1)
-    statement = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.45)
-    passing = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.15)
+    statement = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.2)
+    passing = KindReading(UtteranceKind.STATEMENT, 0.7, {}, lasting=0.06)
     unread = KindReading(UtteranceKind.STATEMENT, 0.7, {})
-    assert carries(statement) == 0.45 and carries(request) == 0.1 and carries(None) == 0.0
-    assert carries(unread) == 1.0
+    assert carries(statement) == 1.0 and carries(request) == 0.1 and carries(None) == 0.0
+    assert carries(unread) == 1.0 and carries(passing) == 0.06
     assert Kinds({said: request}).not_a_statement(said) is request
     assert Kinds({said: request}, clauses={said: carries(statement)}).not_a_statement(said) is None
     # a statement clause that says nothing lasting carries nothing: the request stays one
@@ -253,12 +253,12 @@ def test_a_request_with_a_statement_clause_carries_its_fact() -> None:
 
 
 async def test_a_passing_clause_does_not_make_a_request_a_fact(embedder: UseEmbedder) -> None:
-    """The real heads: 「冰箱里就剩两根黄瓜了」 is a statement, but a passing one; the key in the
-    drawer is lasting enough to be kept."""
+    """The real heads: 「叫他下班顺路带瓶酱油回来」 is a statement, but of an errand, nothing
+    lasting; the key in the drawer is kept."""
     from workers.extraction import carries, clauses_of
 
     reader = _reader(embedder)
-    for said, kept in (("晚饭吃点啥呢，冰箱里就剩两根黄瓜了", False),
+    for said, kept in (("给志刚发条消息，叫他下班顺路带瓶酱油回来", False),
                        ("我在第三个抽屉放了备用钥匙，记得提醒我", True)):  # fmt: skip
         read = await reader([said, *clauses_of(said)])
         clauses = {said: max(carries(read[c]) for c in clauses_of(said))}

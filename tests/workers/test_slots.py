@@ -87,3 +87,28 @@ def test_a_changed_date_updates_the_plan_it_names() -> None:
     assert moved is not None and moved.event == "UPDATE" and moved.target == plan[0]
     other = decide("会议改到下周了", None, plan)
     assert other is None
+
+
+def _learned(*texts: str) -> dict[str, tuple[str, ...]]:
+    """What the shipped slot heads read in each text (the real embedder)."""
+    from memory import slot_heads
+    from providers.embedder import UseEmbedder
+
+    embedder = UseEmbedder()
+    vectors = embedder.embed(list(texts))
+    found = {t: slot_heads.stated(v, embedder.name, t) for t, v in zip(texts, vectors, strict=True)}
+    return {t: k for t, k in found.items() if k is not None}
+
+
+def test_a_job_said_in_other_words_is_replaced_and_a_hobby_is_not() -> None:
+    """The slot heads see a job where no pattern word is: the new one replaces the old, and a
+    weekly hobby sharing its hours is left alone (times name no topic)."""
+    old = "俺在国棉五厂当机修工，三班倒，都干了二十多年了"
+    hobby = "每礼拜一、三、五早上六点，俺去紫荆山公园打太极"
+    new = "俺现在在物流园给人家看大门，天天白班，早八点到晚六点"
+    learned = _learned(old, hobby, new)
+    assert "work" in learned[old] and "work" in learned[new] and "work" not in learned[hobby]
+    assert slot_of(old, NAMES) is None  # the patterns alone see no job in it
+    decision = decide(new, None, [c(hobby, "我", 0.45), c(old, "我", 0.3)], NAMES, learned)
+    assert decision is not None and decision.event == "UPDATE"
+    assert decision.target is not None and decision.target.text == old
