@@ -110,7 +110,7 @@ def slot_of(
         return Slot(who, f"schedule:{lesson.group(1)[-3:]}")
     if learned is None:
         kind = next((k for k, pattern in _KINDS if pattern.search(text)), None)
-    elif _KINDS[0][1].search(text):
+    elif _KINDS[0][1].search(text) or _KINDS[0][0] in learned:
         kind = _KINDS[0][0]  # a constraint: many-valued, whatever else it says
     else:
         kind = next((k for k in learned if k in _SLOTS), None)  # the surest first

@@ -36,6 +36,7 @@ from config.settings import WriteSettings
 from memory import entities, memory_class, schema, slot_heads, utterance_kinds
 from memory.identity import ME
 from memory.locks import holding_person
+from memory.memory_class import SURE
 from memory.registry import Speakers
 from memory.schema import Decay, Memory, MemoryClass, MemoryId, PersonId
 from memory.store import Hit, MemoryStore, Search, cosine, search_async, store_call
@@ -363,17 +364,22 @@ class WritePath:
         self, facts: list[str], vectors: list[Vector], found: list[list[Hit]]
     ) -> dict[str, tuple[str, ...]]:
         """What the slot heads read in each fact and each memory it may act on (where someone
-        lives, works, studies; a name, an age), by text; empty for another embedder."""
+        lives, works, studies; a name, an age), by text, with ``constraint`` first where the
+        safety head reads one (a constraint is many-valued, whatever else it says); empty for
+        another embedder."""
         if slot_heads.shipped() is None:
             return {}
         stored = list(dict.fromkeys(h.memory.text for hits in found for h in hits))
         texts = [*facts, *stored]
         every = [*vectors, *(await self._embed(stored))]
-        learned = {
-            text: slot_heads.stated(vector, self.embedder.name, text)
-            for text, vector in zip(texts, every, strict=True)
-        }
-        return {text: kinds for text, kinds in learned.items() if kinds is not None}
+        learned: dict[str, tuple[str, ...]] = {}
+        for text, vector in zip(texts, every, strict=True):
+            kinds = slot_heads.stated(vector, self.embedder.name, text)
+            if kinds is None:
+                continue
+            constraint = (memory_class.safety(vector, self.embedder.name) or 0.0) >= SURE
+            learned[text] = ("constraint", *kinds) if constraint else kinds
+        return learned
 
     @staticmethod
     def _ruled(

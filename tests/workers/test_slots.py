@@ -112,3 +112,14 @@ def test_a_job_said_in_other_words_is_replaced_and_a_hobby_is_not() -> None:
     decision = decide(new, None, [c(hobby, "我", 0.45), c(old, "我", 0.3)], NAMES, learned)
     assert decision is not None and decision.event == "UPDATE"
     assert decision.target is not None and decision.target.text == old
+
+
+def test_a_constraint_the_safety_head_reads_fills_no_job_slot() -> None:
+    """A condition is many-valued: it never replaces the job it sits beside in memory, though
+    a slot head may read work in it."""
+    job = "我在一家糖厂管设备检修，榨季的时候经常加班"
+    condition = "我有慢阻肺，夜里睡觉一直开着制氧机吸氧"
+    learned = {job: ("work",), condition: ("constraint", "work")}
+    assert slot_of(condition, NAMES, learned=learned[condition]) == slot_of("我对青霉素过敏")
+    decision = decide(condition, None, [c(job, "我", 0.4)], NAMES, learned)
+    assert decision is None or decision.event != "UPDATE"
