@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,7 +70,8 @@ def cross_validate(
         predicted = np.zeros(len(y))
         for fold in range(5):
             held = order[fold::5]
-            head = train_binary(x[np.setdiff1d(order, held)], y[np.setdiff1d(order, held)].tolist())
+            kept = np.setdiff1d(order, held)
+            head = train_binary(x[kept], y[kept].tolist())
             predicted[held] = 1 / (1 + np.exp(-(x[held] @ head[:-1] + head[-1])))
         heads = predicted >= STATES
         patterns = np.array([attribute in patterned(t) for t in texts])
@@ -104,11 +105,14 @@ def train(
     return heads, scores
 
 
+def show(pr: tuple[float, float]) -> str:
+    return f"{pr[0]:.2f} / {pr[1]:.2f}"
+
+
 def print_scores(scores: Sequence[AttributeScore], total: int, console: Console) -> None:
     table = Table(title=f"slot heads, 5-fold cross-validation on {total} labelled memories")
     for column in ("attribute", "labelled", "heads P / R", "patterns P / R", "union P / R"):
         table.add_column(column)
-    show: Callable[[tuple[float, float]], str] = lambda pr: f"{pr[0]:.2f} / {pr[1]:.2f}"  # noqa: E731
     for s in scores:
         table.add_row(s.attribute, str(s.labelled), show(s.heads), show(s.patterns),
                       show(s.union))  # fmt: skip

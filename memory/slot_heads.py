@@ -29,7 +29,7 @@ from memory.utterance_kinds import words
 WEIGHTS = Path(__file__).with_name("slot_heads.npz")
 Matrix = npt.NDArray[np.float64]
 
-# the attributes, in the order the write path's slot rules take them (``memory.slot_kinds``)
+# the attributes the heads read (rows of the weight file; ``stated`` orders them surest first)
 ATTRIBUTES = ("residence", "work", "school", "name", "age", "hometown")
 # a head at or above this: the memory states the attribute. Above 0.5 because a slot's new value
 # replaces the old one: a misread (「我有慢阻肺…」 read as work at 0.79 beside its constraint) costs
