@@ -13,9 +13,10 @@ memories about the name in a second round; a recalled memory that names what the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from memory import kinship
+from memory import names as _names
 
 _FAMILY: tuple[str, ...] = (
     "老婆", "妻子", "媳妇", "爱人", "老公", "丈夫", "女儿", "闺女", "儿子", "孩子", "宝宝",
@@ -26,6 +27,9 @@ _FAMILY: tuple[str, ...] = (
 # Pets are household members too: 「我家猫叫年糕」 makes 猫 ↔ 年糕 like 女儿 ↔ 小橙子.
 PETS: tuple[str, ...] = (
     "猫咪", "小猫", "狗狗", "小狗", "宠物", "兔子", "仓鼠", "鹦鹉", "乌龟", "猫", "狗",
+    # breeds and the birds and small animals homes keep, said for the animal itself
+    "金毛", "柯基", "泰迪", "哈士奇", "柴犬", "边牧", "比熊", "拉布拉多", "画眉", "八哥",
+    "金鱼", "豚鼠", "荷兰猪", "龙猫",
 )  # fmt: skip
 # …and what only an animal has (a vet): a memory naming one is about a pet, whatever its name
 _ANIMAL_WORDS = frozenset((*PETS, "兽医", "宠物医院"))
@@ -56,7 +60,7 @@ _NAME_PATTERNS = (
     re.compile(r"(?:叫|名叫|名字是|小名是|小名叫|大名是|大名叫|小名|大名|乳名|外号)" + _NAME),
     re.compile(_NAME + r"是我的?(?:" + "|".join(RELATIONS) + ")"),
 )
-_PRONOUNS = ("我", "你", "您", "他", "她", "它", "咱", "俺")
+_PRONOUNS = ("我", "你", "您", "他", "她", "它", "咱", "俺", "佢", "伊", "侬", "恁")
 _ASKING = ("啥", "什么", "谁", "哪", "几", "多少")
 _NOT_NAMES = frozenset({"什么", "啥子", "一下", "我们", "他们", "她们", "自己", "这个", "那个"})
 
@@ -68,7 +72,10 @@ _ENGLISH_KIN = {
     "mom": "妈妈", "mother": "妈妈", "dad": "爸爸", "father": "爸爸", "grandma": "奶奶",
     "grandmother": "奶奶", "grandpa": "爷爷", "grandfather": "爷爷", "brother": "哥哥",
     "sister": "姐姐", "dog": "狗", "cat": "猫", "parrot": "鹦鹉", "rabbit": "兔子",
-    "mother-in-law": "婆婆", "father-in-law": "公公",
+    "mother-in-law": "婆婆", "father-in-law": "公公", "puppy": "狗", "kitten": "猫",
+    "beagle": "狗", "retriever": "狗", "labrador": "狗", "poodle": "狗", "corgi": "狗",
+    "husky": "狗", "terrier": "狗", "spaniel": "狗", "collie": "狗", "hamster": "仓鼠",
+    "bunny": "兔子", "tortoise": "乌龟", "turtle": "乌龟", "budgie": "鹦鹉",
 }  # fmt: skip
 _ENGLISH_KIN_WORDS = re.compile(
     r"\b(my |our )?("
@@ -285,7 +292,35 @@ def names_in(text: str) -> list[str]:
             name = match.group(1)
             if name not in _NOT_ENGLISH_NAMES and name not in names:
                 names.append(name)
+    for name in (*_named_without_introduction(text), *_names.english_names(text)):
+        if name not in names and name not in RELATIONS and canonical(name) == name:
+            names.append(name)
     return names
+
+
+def _named_without_introduction(text: str) -> list[str]:
+    """Names said in apposition to a relation word (「我婆婆孙秀兰」「阿拉老头子徐国平」) or
+    opening a clause as its subject (「文涛倒是不爱吃甜的」「朗仔而家读 P3」): the shapes
+    ``memory.names`` knows."""
+    found: list[str] = []
+    starts = set(_clause_starts(text)) | {0}
+    for owned in _OWNED.finditer(text):
+        starts.add(owned.end())
+    for at in range(len(text)):
+        term = kinship.longest_at(text, at, single_char=False)
+        relation = max((w for w in RELATIONS if text.startswith(w, at)), key=len, default=None)
+        word = max((w for w in (term, relation) if w and w not in NOT_KIN), key=len, default=None)
+        if word is not None:
+            after = at + len(word)
+            name = _names.name_at(text, after, after_relation=True)
+            if name is not None and not _names_a_thing(text, after):
+                found.append(name)
+            starts.add(after)  # 「我家姑娘然然」: a name may follow
+        elif at in starts:
+            name = _names.name_at(text, at)
+            if name is not None and not _names_a_thing(text, at):
+                found.append(name)
+    return [n for n in dict.fromkeys(found) if not kinship.longest_at(n, 0, single_char=False)]
 
 
 def trim_name(name: str) -> str:
@@ -298,13 +333,20 @@ def trim_name(name: str) -> str:
 
 
 def entities_for(
-    text: str, subject: str | None, known_names: Iterable[str] = ()
-) -> tuple[str, ...]:
+    text: str, subject: str | None, known_names: Iterable[str] = (),
+    links: Mapping[str, str] | None = None,
+) -> tuple[str, ...]:  # fmt: skip
     """What a memory is about, for indexing: its subject, names it introduces, known names and
-    relation words it mentions."""
+    relation words it mentions; with ``links`` (``name_links``), the other word for its subject
+    too (爸爸 ↔ Graham), so either finds it."""
     found: list[str] = []
     if subject and subject not in SELF_WORDS:
         found.append(subject)
+        for name, relation in (links or {}).items():
+            if subject == relation:
+                found.append(name)
+            elif subject == name:
+                found.append(relation)
     found += names_in(text)
     found += opening_nickname(text)
     found += [name for name in known_names if name in text]
@@ -360,22 +402,27 @@ def mentions(question: str, subject: str | None, names: Iterable[str]) -> bool:
 def canonical(word: str) -> str:
     """One spelling per relation (我妈 / 母亲 / 老妈 → 妈妈; 我们 → 我); names stay as said."""
     word = word.strip()
-    if word in SELF_WORDS or word in ("我们", "咱们", "咱", "俺", "我们家", "我家"):
+    if word in SELF_WORDS or word in ("我们", "咱们", "咱", "俺", "我们家", "我家", "阿拉", "我哋"):
         return "我"
     if word not in _GROUP and word not in RELATIONS:
         word = kinship.canonical(word) or word  # 娘 → 妈妈, 老伴 → 爱人 (the kinship table)
     return _GROUP.get(word, (word,))[0]
 
 
-_SELF_AT = re.compile(r"我们|咱们|我|咱|俺")
+# the speaker in dialect too: Wu 阿拉 (not 阿拉伯, 阿拉斯加), Cantonese 我哋
+_DIALECT_WE = r"阿拉(?!伯|斯加|丁)|我哋"
+_SELF_AT = re.compile(r"我们|咱们|我哋|我|咱|俺|" + _DIALECT_WE)
 _ENGLISH_INTRODUCES = re.compile(
     r"^(?:we've got|we have|we got|i've got|i have|there's) (?:a|an|our|my) ", re.IGNORECASE
 )
 _ENGLISH_SELF = re.compile(r"\b(?:I|I'm|I've|I'd|me|my|mine|we|our|us)\b", re.IGNORECASE)
 # 「我家猫」「我们家的狗狗」「我的女儿」: possessive phrases whose head is the subject
-_POSSESSIVE = re.compile(r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|我|俺)的?")
+_POSSESSIVE = re.compile(
+    r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|我|俺|(?:" + _DIALECT_WE + r")(?:屋里|屋企)?)的?"
+)
 # 「我家有条狗…」「咱家还有个闺女…」: introducing a member, who is then the subject
-_INTRODUCES = re.compile(r"^(?:我们家|咱们家|咱家|俺家|我家|家里)(?:里)?(?:还|就)?有")
+_HOME = r"(?:我们家|咱们家|咱家|俺家|我家|家里|(?:" + _DIALECT_WE + r")(?:屋里|屋企)?)"
+_INTRODUCES = re.compile(r"^" + _HOME + r"(?:里)?(?:还|就)?(?:有|养)")
 # words of the kinship table everyday speech uses for others (「我们大家」, 「泰山」)
 NOT_KIN = frozenset(
     (
@@ -384,8 +431,9 @@ NOT_KIN = frozenset(
     )
 )  # fmt: skip
 # an owner before a kinship term the relation words lack: 「俺娘」「我小姑子」「我老伴」
-OWNER = r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|咱们|我|俺|咱)的?"
+OWNER = r"(?:我们家|咱们家|咱家|俺家|我家|我们|俺们|咱们|我|俺|咱|阿拉(?!伯|斯加|丁)|我哋)的?"
 _OWNED = re.compile(OWNER)
+_OWNED_BEFORE = re.compile(OWNER + "$")
 
 
 def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
@@ -412,6 +460,10 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
         term = kinship.longest_at(text, owned.end())
         if term is not None and term not in RELATIONS and term not in NOT_KIN:
             spots.append((owned.end(), -len(term), canonical(term)))
+        if owned.group(0).endswith("家"):  # 「我家婆」「我家公」: the 家 is the relation's own
+            term = kinship.longest_at(text, owned.end() - 1, single_char=False)
+            if term is not None and term not in NOT_KIN:
+                spots.append((owned.end() - 1, -len(term), canonical(term)))
     # 「我们家有只橘猫叫大福」 introduces the cat: about the cat, not the speaker
     introduces = _INTRODUCES.match(text) or _ENGLISH_INTRODUCES.match(text)
     self_at = None if spots and introduces else _SELF_AT.search(text) or _ENGLISH_SELF.search(text)
@@ -427,12 +479,17 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
         if self_at is None or self_at.start() >= start:
             return word
         owner = _POSSESSIVE.match(text, self_at.start())
-        if owner is not None and owner.end() == start:
+        # 「我家婆」: the owner's 家 is the relation's own; 「我大儿子」: an ordinal between
+        if owner is not None and (
+            start <= owner.end() <= end
+            or (owner.end() == start - 1 and text[owner.end()] in _ORDINALS)
+        ):
             return word
         return "我"
     return "我" if self_at is not None else None
 
 
+_ORDINALS = frozenset("大小二三四五老幺")
 PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
 _CLAUSE_START = re.compile(r"(?:^|[，。！？；,.!?;]\s*)")
 _OWNS = re.compile(r"的|'s\s*|’s\s*")
@@ -448,6 +505,64 @@ def _owned_after(text: str, end: int, spots: Iterable[tuple[int, int, str]]) -> 
     if owns is None:
         return None
     return next((w for s, _, w in spots if s == owns.end() and w in RELATIONS), None)
+
+
+_APPOSED_ENGLISH = re.compile(r",?\s*([A-Z][a-z]{1,20})\b")
+_CALLED_ENGLISH = re.compile(r"(?:'s|’s|\s+is)?\s+(?:called|named)\s+([A-Z][a-z]{1,20})\b")
+
+
+def name_links(texts: Iterable[str]) -> dict[str, str]:
+    """Which relation each introduced name stands for, from the household's own words: 「女儿叫
+    朵朵」, 「我婆婆孙秀兰」, 「my dad Graham」, 「朵朵是我女儿」 → {朵朵: 女儿, 孙秀兰: 婆婆,
+    Graham: 爸爸}. A name said for two relations keeps the first."""
+    links: dict[str, str] = {}
+    for original in texts:
+        text = in_chinese(original)
+        for at in range(len(text)):
+            word = _relation_word_at(text, at)
+            if word is None:
+                continue
+            after = at + len(word)
+            after += text[after : after + 1] in ("，", ",")
+            name = None
+            called = _NAME_PATTERNS[0].match(text, after)
+            if called is not None and not called.group(1).startswith(_PRONOUNS):
+                name = trim_name(called.group(1))
+            if not name:
+                name = _names.name_at(text, after, after_relation=True)
+            if not name:
+                english = _CALLED_ENGLISH.match(text, after) or _APPOSED_ENGLISH.match(text, after)
+                if english is not None and english.group(1) not in _NOT_ENGLISH_NAMES:
+                    name = english.group(1)
+            if name and name not in RELATIONS and canonical(name) == name:
+                links.setdefault(name, canonical(word))
+                given = given_name(name)
+                if given is not None:
+                    links.setdefault(given, canonical(word))
+        for match in _NAME_PATTERNS[1].finditer(text):  # 「朵朵是我女儿」
+            relation = next((w for w in RELATIONS if match.group(0).endswith(w)), None)
+            if relation is not None:
+                links.setdefault(match.group(1), canonical(relation))
+    return links
+
+
+def _relation_word_at(text: str, at: int) -> str | None:
+    """The relation word starting at ``at``: a project relation word, or a kinship term after
+    an owner (「俺娘」「阿拉老头子」) — never the first word of a place (宠物医院)."""
+    found = [w for w in RELATIONS if text.startswith(w, at)]
+    term = kinship.longest_at(text, at, single_char=False)
+    if term is not None and term not in NOT_KIN and _OWNED_BEFORE.search(text[:at]):
+        found.append(term)
+    word = max(found, key=len, default=None)
+    if word is None or PLACE_AFTER.match(text, at + len(word)):
+        return None
+    return word
+
+
+def introduces(text: str) -> bool:
+    """Does the text introduce a member (「我们家有只橘猫」「阿拉屋里还养了一只乌龟」「We've got a
+    beagle」)?"""
+    return bool(_INTRODUCES.match(text) or _ENGLISH_INTRODUCES.match(text))
 
 
 def household_names(texts: Iterable[str], subjects: Iterable[str | None] = ()) -> list[str]:

@@ -22,7 +22,7 @@ speaker's subject then applies, and it is logged).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -31,6 +31,7 @@ import jieba.posseg
 import structlog
 
 from memory import entities, kinship
+from memory import names as names_module
 
 log = structlog.get_logger(__name__)
 jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
@@ -39,7 +40,13 @@ Gender = str  # "m", "f", "pet"; "" when unknown
 
 # not a pronoun: 其他, 吉他, and the 他 of drug names jieba does not know (非布司他, 奥司他韦;
 # the statins: 阿托伐他汀; the gliptins: 西他列汀)
-_PRONOUN = re.compile(r"(?<![其吉司])([他她它])(?![们人汀]|列汀)")
+_PRONOUN = re.compile(
+    r"((?<![其吉司])[他她它](?![们人汀]|列汀)"
+    # dialect third persons, any gender: Cantonese 佢 (not 佢哋, they), Wu and Minnan 伊 (not
+    # 伊拉, they; not 伊朗, 伊利, 伊犁, 伊斯兰, 伊面, 伊春, 伊甸, 木乃伊)
+    r"|佢(?!哋)|(?<!木乃)伊(?![拉朗利犁斯面春甸豆始]))"
+)
+_NEUTRAL = frozenset("佢伊")
 _OWNER = re.compile(entities.OWNER + "$")  # the owner right before a relation word
 # a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
 _INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")
@@ -54,6 +61,7 @@ class Member:
     said: str  # as said, owner included: 我外公, 俺媳妇, 毛毛
     who: str  # the canonical word or the name: 外公, 老婆, 毛毛
     gender: Gender
+    kin: str = ""  # for a name, the relation it stands for when known: 毛毛 → 女儿
 
 
 @dataclass(frozen=True)
@@ -99,41 +107,51 @@ _CLAUSE_END = frozenset("，。！？；,.!?; ")
 
 
 def members_in(
-    text: str, names: Iterable[str], known: dict[str, Member]
-) -> list[tuple[int, Member]]:
+    text: str, names: Iterable[str], known: dict[str, Member],
+    links: Mapping[str, str] | None = None,
+) -> list[tuple[int, Member]]:  # fmt: skip
     """Household members the text mentions, by position. A name introduced right after a
-    relation (「土狗叫二黑」「老公叫聂志刚」) takes that relation's gender; ``known`` collects the
-    names the session introduced (a three-character name also by its given name, 志刚)."""
+    relation (「土狗叫二黑」「老公叫聂志刚」「我婆婆孙秀兰」) takes that relation's gender;
+    ``known`` collects the names the session introduced (a three-character name also by its
+    given name, 志刚); ``links``: the relation each known name stands for."""
+    links = links or {}
     text = entities.in_chinese(text)  # 「our daughter」 is 我女儿
     found: list[tuple[int, Member]] = []
     i = 0
     while i < len(text):
         word = _relation_at(text, i)
-        if word is None:
-            i += 1
+        if word is None or _CHILD_REF.match(text, max(i - 2, 0)) or _CHILD_REF.match(text, i - 1):
+            i += len(word) if word else 1  # 「这孩子」 points at a child, like a pronoun
             continue
         owner = _OWNER.search(text[:i])
         member = Member((owner.group(0) if owner else "") + word, entities.canonical(word),
                         gender_of(word))  # fmt: skip
         found.append((i, member))
         i += len(word)
-        named = _INTRODUCED.match(text, i + (text[i : i + 1] in ("，", ",")))
+        after = i + (text[i : i + 1] in ("，", ","))
+        named = _INTRODUCED.match(text, after)
         if named is not None:
-            _introduce(entities.trim_name(named.group(1)), member.gender, known)
+            _introduce(entities.trim_name(named.group(1)), member, known)
+        else:
+            apposed = names_module.name_at(text, after, after_relation=True)
+            if apposed is not None:
+                _introduce(apposed, member, known)
     for name in dict.fromkeys([*names, *known]):
         for match in re.finditer(re.escape(name), text):
-            found.append((match.start(), known.get(name) or Member(name, name, "")))
+            kin = links.get(name, "")
+            member = known.get(name) or Member(name, name, gender_of(kin) if kin else "", kin)
+            found.append((match.start(), member))
     found.sort(key=lambda spot: spot[0])
     return found
 
 
-def _introduce(name: str, gender: Gender, known: dict[str, Member]) -> None:
+def _introduce(name: str, relation: Member, known: dict[str, Member]) -> None:
     if not name or name in entities.RELATIONS:
         return
-    known[name] = Member(name, name, gender)
+    known[name] = Member(name, name, relation.gender, relation.who)
     given = entities.given_name(name)
     if given is not None:
-        known[given] = Member(given, name, gender)  # 聂志刚 → 志刚
+        known[given] = Member(given, name, relation.gender, relation.who)  # 聂志刚 → 志刚
 
 
 def learn(texts: Iterable[str]) -> dict[str, Member]:
@@ -146,12 +164,29 @@ def learn(texts: Iterable[str]) -> dict[str, Member]:
 
 
 def _fits(member: Member, pronoun: str) -> bool:
+    if pronoun in _NEUTRAL:
+        return True
     if pronoun == "它":
         return member.gender == "pet"
     if member.gender == "pet":
         return False
     wanted = "m" if pronoun == "他" else "f"
     return member.gender in (wanted, "")
+
+
+# 「这孩子」「那娃儿」: the child the talk is about, said like a pronoun
+_CHILD_REF = re.compile(r"[这那]个?(?:孩子|娃儿|娃娃|娃|小孩儿?|小家伙|丫头|小子|伢)")
+_CHILDREN = frozenset(("儿子", "女儿", "孙子", "孙女", "外孙", "外孙女", "孩子", "宝宝"))
+
+
+def _child(salient: Sequence[Member]) -> Member | None:
+    """The most recent child the talk spoke of."""
+    known = next((m for m in salient if (m.kin or m.who) in _CHILDREN and m.who != "孩子"), None)
+    if known is not None:
+        return known
+    # else a name whose relation is not known (「朵朵」), never an adult's relation word or a pet
+    return next((m for m in salient if not m.kin and m.who not in entities.RELATIONS
+                 and kinship.canonical(m.who) is None and m.gender != "pet"), None)  # fmt: skip
 
 
 def _resolved(pronoun: str, salient: Sequence[Member]) -> Member | None:
@@ -167,12 +202,13 @@ def read(
     names = [n for n in names if len(n) >= 2]
     remembered = list(remembered)
     known = learn(remembered)
+    links = entities.name_links([*remembered, *utterances])
     background = list({m.who: m for m in known.values()}.values())  # one per member
     salient: list[Member] = []  # latest first
     topic: Member | None = None
     contexts: list[Context] = []
     for i, text in enumerate(utterances):
-        spots = members_in(text, names, known)
+        spots = members_in(text, names, known, links)
         for match in _PRONOUN.finditer(text):
             if _resolved(match.group(1), [*(m for _, m in spots), *salient]) is None:
                 recent = " ".join(utterances[max(i - 1, 0) : i + 1])
@@ -198,17 +234,22 @@ def _topic(
     it names as its subject, else the previous topic (continued)."""
     pronoun = _PRONOUN.search(text) or _ENGLISH_PRONOUN.search(text)
     subject = entities.subject_of(text, names)
-    if pronoun is not None and _leads(pronoun) and not _names_first(spots, pronoun.start()):
+    child = _CHILD_REF.match(text)
+    if child is not None:
+        return _child([*(m for _, m in spots), *salient]) or topic
+    if pronoun is not None and _leads(pronoun) and not _names_first(spots, _span(pronoun)[0]):
         candidates = [*(m for _, m in reversed(spots)), *salient]
         if _PRONOUN.fullmatch(pronoun.group(0)):
             return _resolved(pronoun.group(1), candidates)
-        return _resolved_english(pronoun.group(1), candidates)
+        return _resolved_english(_word(pronoun), candidates)
     if subject is not None and entities.canonical(subject) == "我":
-        return None
+        if _speaker_opens(text) or not _HAN.search(text):
+            return None
+        return topic  # 「…离我们远了」: the speaker is what a word acts on, not the subject
     if spots and subject is not None:
         member = _member_for(subject, spots) or spots[0][1]
         at = next((p for p, m in spots if m is member), spots[0][0])
-        if _subject_position(text, at):
+        if _subject_position(text, at) or entities.introduces(text):
             return member
     return topic
 
@@ -229,6 +270,23 @@ def _subject_position(text: str, at: int) -> bool:
     return not any(
         pair.flag.startswith("v") and pair.word not in _FRAMING for pair in _tagged(before)
     )
+
+
+_SELF = re.compile(r"我们|咱们|我哋|我|咱|俺|阿拉(?!伯|斯加|丁)")
+# what may come before the speaker as a clause's subject: adverbs, time and place words,
+# conjunctions, interjections, measure words (「上趟我讲…」「对了，我…」)
+_BEFORE_SUBJECT = ("d", "t", "c", "y", "e", "f", "q", "m", "x", "o", "s")
+
+
+def _speaker_opens(text: str) -> bool:
+    """Does the speaker open a clause of the text as its subject (「我对芒果过敏」「上回我说」),
+    rather than stand after a verb or a preposition (「离我们远了」「给我推荐」)?"""
+    for match in _SELF.finditer(text):
+        start = max((i + 1 for i, ch in enumerate(text[: match.start()]) if ch in _CLAUSE_END),
+                    default=0)  # fmt: skip
+        if all(p.flag.startswith(_BEFORE_SUBJECT) for p in _tagged(text[start : match.start()])):
+            return True
+    return False
 
 
 @lru_cache(maxsize=4096)
@@ -275,7 +333,15 @@ def _member_for(subject: str, spots: Sequence[tuple[int, Member]]) -> Member | N
 
 
 # an English subject pronoun opening a clause: 「She has violin on Thursdays」「Oh, and she's…」
-_ENGLISH_PRONOUN = re.compile(r"(?:^|(?<=[,;.!?—]\s)|(?<=\band\s))(she|he|it)\b", re.IGNORECASE)
+_ENGLISH_PRONOUN = re.compile(
+    r"(?:^|(?<=[,;.!?—]\s)|(?<=\band\s))(she|he|it)\b"
+    # he / she after a leading time phrase: 「Last year he got into a bag of raisins」
+    r"|^(?:[A-Za-z]{3,9}\s){2}(she|he)\b",
+    re.IGNORECASE,
+)
+# a person's pronoun elsewhere in an English fact: 「none of it anywhere near him」
+_ENGLISH_PERSON = re.compile(r"\b(he|she|him|his)\b|\b(her)\b(?=\s*(?:[,.!?;]|$|to\b|and\b))")
+_ENGLISH_POSSESSIVE = frozenset(("his",))
 _ENGLISH_LEAD = 12  # characters of fillers before a leading English pronoun (「Oh, and she…」)
 
 
@@ -291,7 +357,7 @@ def _resolved_english(pronoun: str, salient: Sequence[Member]) -> Member | None:
 
 def _leads(pronoun: re.Match[str]) -> bool:
     limit = 1 if _PRONOUN.fullmatch(pronoun.group(0)) else _ENGLISH_LEAD
-    return pronoun.start() <= limit
+    return _span(pronoun)[0] <= limit
 
 
 def _in_english(member: Member) -> str | None:
@@ -302,20 +368,65 @@ def _in_english(member: Member) -> str | None:
     return f"my {word}" if word else None
 
 
-def _english_named(fact: str, context: Context) -> str:
-    """An English fact's leading subject pronouns named (「she's allergic」 → 「Maeve's
-    allergic」)."""
+def _english_named(fact: str, context: Context, names: Iterable[str] = ()) -> str:
+    """An English fact's subject pronouns named (「she's allergic」 → 「Maeve's allergic」);
+    when it names nobody, its first person pronoun (「none of it anywhere near him」 → 「…near
+    Biscuit」), else the member the talk is on in front (「Jiayi: no raw fish, no sushi」)."""
     text = fact
     for match in reversed(list(_ENGLISH_PRONOUN.finditer(fact))):
-        member = _resolved_english(match.group(1), context.salient)
-        said = _in_english(member) if member is not None else None
-        if said is None:
-            log.info("discourse.unresolved", fact=fact, pronoun=match.group(1))
-            continue
-        if match.start() == 0 or said[0].isupper():
-            said = said[0].upper() + said[1:]
-        text = text[: match.start()] + said + text[match.end() :]
+        text = _english_replaced(text, fact, match, context)
+    if text != fact:
+        return text
+    who = entities.subject_of(fact, names)
+    if who in (None, "我"):
+        person = _ENGLISH_PERSON.search(fact)
+        if person is not None:
+            return _english_replaced(text, fact, person, context)
+    if who is None and context.topic is not None and not _IMPERATIVE.match(fact):
+        topic = context.topic
+        named = next((m for m in context.salient if m.kin and m.kin == topic.who), topic)
+        said = _in_english(named)
+        if said is not None and not any(m.who in fact for m in context.salient):
+            return f"{said[0].upper()}{said[1:]}: {fact}"
     return text
+
+
+# an English request or command (「Turn off the hallway light」) is not a fact about anyone
+_IMPERATIVE = re.compile(
+    r"(?i)^(?:please\s+)?(?:turn|set|play|call|remind|tell|put|give|open|close|stop|start|check|"
+    r"look|find|book|order|add|remove|switch|text|send|show|read|make|let|help|get|buy|pay)\b"
+)
+
+
+def _word(match: re.Match[str]) -> str:
+    """The pronoun a match found (whichever alternative matched)."""
+    return next(g for g in match.groups() if g)
+
+
+def _span(match: re.Match[str]) -> tuple[int, int]:
+    index = next(i for i, g in enumerate(match.groups(), 1) if g)
+    return match.start(index), match.end(index)
+
+
+def _english_replaced(text: str, fact: str, match: re.Match[str], context: Context) -> str:
+    pronoun = _word(match)
+    start, end = _span(match)
+    member = _resolved_english({"him": "he", "his": "he", "her": "she"}.get(
+        pronoun.lower(), pronoun), context.salient)  # fmt: skip
+    said = _in_english(member) if member is not None else None
+    if said is None:
+        log.info("discourse.unresolved", fact=fact, pronoun=pronoun)
+        return text
+    if pronoun.lower() in _ENGLISH_POSSESSIVE:
+        said += "'s"
+    if start == 0 or said[0].isupper():
+        said = said[0].upper() + said[1:]
+    return text[:start] + said + text[end:]
+
+
+def _english(text: str) -> bool:
+    """Is the text English with a few Chinese words (「He does 武术 every Saturday」)?"""
+    return len(re.findall(r"[A-Za-z]", text)) > 2 * len(_HAN.findall(text))
 
 
 def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> str:
@@ -323,9 +434,14 @@ def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> st
     member, that member in front."""
     if context is None:
         return fact
-    if not _HAN.search(fact):
-        return _english_named(fact, context)
+    if not _HAN.search(fact) or _english(fact):
+        return _english_named(fact, context, names)
     text = fact
+    child = _child(context.salient)
+    if child is not None and child.who != "孩子":
+        text = _CHILD_REF.sub(child.said, text)
+    fact_as_said = fact
+    fact = text
     for match in reversed(list(_PRONOUN.finditer(fact))):
         member = _resolved(match.group(1), context.salient)
         if member is None:
@@ -334,7 +450,7 @@ def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> st
         owns = _relation_at(text, match.end()) is not None or kinship.longest_at(text, match.end())
         said = member.said + ("的" if owns else "")  # 「他爸」 → 「我儿子的爸」
         text = text[: match.start()] + said + text[match.end() :]
-    if text != fact or context.topic is None or entities.subject_of(fact, names) is not None:
+    if text != fact_as_said or context.topic is None or entities.subject_of(fact, names):
         return text
     if not _HAN.search(fact):
         return text  # the topic-comment form is Chinese; another language keeps its own words

@@ -22,7 +22,7 @@ import datetime as dt
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -581,7 +581,7 @@ class WritePath:
         texts = list(dict.fromkeys(m.text for m in wanted))
         made: dict[str, list[str] | None] = {}
         if texts:
-            names = tuple(await self._known_names(person, texts))
+            names = tuple((await self._known_names(person, texts))[0])
             try:
                 made = await cues.cue(self.llm, texts, names)
             except ProviderError as exc:
@@ -619,7 +619,8 @@ class WritePath:
         checkpoint: Checkpoint,
         outcome: Outcome,
     ) -> None:
-        await self._tag_ids(session.person, touched, session.day, checkpoint, outcome)
+        said = [u.text for u in session.utterances if u.role == "user"]
+        await self._tag_ids(session.person, touched, session.day, checkpoint, outcome, said)
 
     async def _tag_ids(
         self,
@@ -628,7 +629,10 @@ class WritePath:
         day: dt.date,
         checkpoint: Checkpoint | None,
         outcome: Outcome,
+        said: Sequence[str] = (),
     ) -> None:
+        """Tag the memories ``touched`` and those waiting for tags. ``said``: the session's
+        words, where the household names its members (「我婆婆孙秀兰」)."""
         retag_key = keys.retag(person)
         pending = [MemoryId(m.decode()) for m in await self.redis.smembers(retag_key)]
         ids = list(dict.fromkeys([*touched, *pending]))
@@ -643,7 +647,7 @@ class WritePath:
             saved = {t: (None if v is None else dataclasses.asdict(v)) for t, v in tags.items()}
             if checkpoint is not None:
                 await checkpoint.put("tags", saved)
-        known = await self._known_names(person, texts)
+        known, links = await self._known_names(person, [*texts, *said])
         safety = {
             text: memory_class.safety(vector, self.embedder.name)
             for text, vector in zip(texts, await self._embed(texts), strict=True)
@@ -657,7 +661,7 @@ class WritePath:
                 settled = tag_rules.settle(
                     memory.text, _tags_of(saved[memory.text]), day, known, safety.get(memory.text)
                 )
-                await self._patch(person, memory, settled, known, outcome)
+                await self._patch(person, memory, settled, known, links, outcome)
 
     async def _household(self, session: SessionTranscript) -> extraction.Household:
         """The person's household before the session: names and the memories that introduce
@@ -670,18 +674,21 @@ class WritePath:
         remembered = tuple(m.text for m in page.memories if any(n in m.text for n in names))
         return extraction.Household(tuple(n for n in names if n != ME), remembered)
 
-    async def _known_names(self, person: PersonId, texts: list[str]) -> set[str]:
-        """Names the household uses: introduced in these texts or in the person's memories
-        (「我儿子叫乐乐」 stored last week makes 乐乐 a subject today)."""
+    async def _known_names(
+        self, person: PersonId, texts: list[str]
+    ) -> tuple[set[str], dict[str, str]]:
+        """Names the household uses, introduced in these texts or in the person's memories
+        (「我儿子叫乐乐」 stored last week makes 乐乐 a subject today), and the relation each
+        name stands for (``entities.name_links``)."""
         page = await store_call(self.store, self.store.scroll, person)
         stored = page.memories
-        found = entities.household_names([*texts, *(m.text for m in stored)],
-                                         (m.subject for m in stored))  # fmt: skip
-        return {n for n in found if n != ME}
+        every = [*texts, *(m.text for m in stored)]
+        found = entities.household_names(every, (m.subject for m in stored))
+        return {n for n in found if n != ME}, entities.name_links(every)
 
     async def _patch(
         self, person: PersonId, memory: Memory, tags: tagging.Tags, known: set[str],
-        outcome: Outcome,
+        links: dict[str, str], outcome: Outcome,
     ) -> None:  # fmt: skip
         """One memory's tags into its payload (under the store lock)."""
         patch = {
@@ -689,7 +696,7 @@ class WritePath:
             schema.DECAY: tags.decay.value,
             schema.EXPIRES_AT: tags.expires_at,
             schema.SUBJECT: tags.subject,
-            schema.ENTITIES: list(entities.entities_for(memory.text, tags.subject, known)),
+            schema.ENTITIES: list(entities.entities_for(memory.text, tags.subject, known, links)),
             schema.TAGS_PENDING: False,
         }
         await store_call(self.store, self.store.set_payload, person, [memory.key], patch)

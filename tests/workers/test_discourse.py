@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memory import entities
 from workers import discourse
 
 
@@ -115,3 +116,45 @@ def test_english_pronouns_name_the_member_spoken_of() -> None:
     pet = ["We've got a dog, Biscuit", "He is scared of fireworks"]
     contexts = discourse.read(pet, ("Biscuit",))
     assert discourse.resolve(pet[1], contexts[1]) == "Biscuit is scared of fireworks"
+
+
+def test_a_name_in_apposition_carries_the_relation() -> None:
+    said = ["我大姑子周雪梅下个月来住", "她有哮喘，家里别点蚊香"]
+    contexts = discourse.read(said)
+    assert contexts[0].topic is not None and contexts[0].topic.who == "周雪梅"
+    assert contexts[0].topic.kin == "大姑子" or contexts[0].topic.gender == "f"
+    assert discourse.resolve(said[1], contexts[1]).startswith(("周雪梅有哮喘", "雪梅有哮喘"))
+
+
+def test_dialect_pronouns_resolve_like_mandarin_ones() -> None:
+    cantonese = ["我家公叫何伯坚", "佢有痛风，唔食得海鲜"]
+    contexts = discourse.read(cantonese)
+    assert discourse.resolve(cantonese[1], contexts[1]).startswith(("何伯坚有痛风", "伯坚有痛风"))
+    wu = ["阿拉屋里还养了一只兔子，叫团团", "伊不好吃生菜的"]
+    contexts = discourse.read(wu)
+    assert "伊" not in discourse.resolve(wu[1], contexts[1])
+    assert discourse.resolve("我想去伊朗旅游", contexts[1]) == "我想去伊朗旅游"
+
+
+def test_the_child_said_like_a_pronoun_is_the_child_spoken_of() -> None:
+    said = ["我小儿子叫石头，刚满三岁", "这孩子对牛奶蛋白过敏"]
+    contexts = discourse.read(said)
+    assert discourse.resolve(said[1], contexts[1]) == "石头对牛奶蛋白过敏"
+
+
+def test_the_speaker_as_an_object_does_not_end_the_topic() -> None:
+    said = ["我表妹上周搬家了", "搬到城西去了，离我们远了"]
+    cousin = entities.canonical("表妹")
+    assert _topics(said) == [cousin, cousin]
+
+
+def test_an_english_fact_after_a_time_phrase_or_with_no_subject_names_its_member() -> None:
+    said = ["Our terrier's called Pip", "Last summer he ate a whole bar of chocolate"]
+    contexts = discourse.read(said, ("Pip",))
+    assert discourse.resolve(said[1], contexts[1]).startswith("Last summer Pip ate")
+    wife = ["My wife Sanne is expecting in May", "No soft cheese, and coffee only once a day"]
+    contexts = discourse.read(wife, ("Sanne",))
+    assert discourse.resolve(wife[1], contexts[1]).startswith("Sanne: ")
+    mixed = ["Our son Felix is nine", "He does 游泳 every Sunday morning"]
+    contexts = discourse.read(mixed, ("Felix",))
+    assert discourse.resolve(mixed[1], contexts[1]).startswith("Felix does 游泳")

@@ -1,0 +1,51 @@
+"""The shapes of a household member's name, when nothing introduces it with 「叫」."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory import entities, names
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [("朵朵今天没去幼儿园", "朵朵"), ("阿明转去做夜班了", "阿明"), ("老周这人不挑食", "老周"),
+     ("杰仔而家读中二", "杰仔"), ("二丫上礼拜发烧", "二丫")],
+)  # fmt: skip
+def test_nicknames_open_a_clause(text: str, name: str) -> None:
+    assert names.name_at(text, 0) == name
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["天天都要遛狗", "看看这个怎么弄", "大夫说要多喝水", "阿莫西林不能吃", "小区门口修路",
+     "公仔摆在床头", "杨桃一口都不能吃", "唠唠我家那口子"],
+)  # fmt: skip
+def test_words_of_the_same_shape_are_not_names(text: str) -> None:
+    assert names.name_at(text, 0) is None
+
+
+def test_a_full_name_after_a_relation_word() -> None:
+    assert "邱美玲" in entities.names_in("我丈母娘邱美玲血压高")
+    assert entities.names_in("我对猫毛过敏") == []
+
+
+def test_english_names_opening_a_clause() -> None:
+    assert names.english_names("Priya can't eat peanuts, and Sam loves them") == ["Priya", "Sam"]
+    assert names.english_names("Monday is bin day. The traffic was awful") == []
+
+
+def test_name_links_tie_a_name_to_its_relation() -> None:
+    links = entities.name_links(
+        [
+            "我大姑子周雪梅有哮喘",
+            "儿子叫石头",
+            "my mum Hilary lives nearby",
+            "Our collie's called Rex",
+        ]
+    )
+    assert links["周雪梅"] == entities.canonical("大姑子")
+    assert links["石头"] == "儿子"
+    assert links["Hilary"] == "妈妈"
+    assert links["Rex"] == "狗"
+    assert entities.entities_for("妈妈每天吃阿司匹林", "妈妈", (), links)[:2] == ("妈妈", "Hilary")
