@@ -21,7 +21,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from bench import slot_heads
+from bench import class_heads, slot_heads
 from bench.results import Figure
 from memory.memory_class import SURE, SafetyHead
 from memory.memory_class import WEIGHTS as SAFETY_WEIGHTS
@@ -328,6 +328,7 @@ def main(
         console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")
     safety_model(embedder, console, write)
     slot_heads.train(embedder, console, write)
+    class_heads.train(embedder, console, write)
     for path in sets:
         held = load(path)
         results.append(score(path.name, model, held, embed_all(embedder, [i.text for i in held])))

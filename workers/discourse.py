@@ -448,7 +448,8 @@ def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> st
             log.info("discourse.unresolved", fact=fact, pronoun=match.group(1))
             continue
         owns = _relation_at(text, match.end()) is not None or kinship.longest_at(text, match.end())
-        said = member.said + ("的" if owns else "")  # 「他爸」 → 「我儿子的爸」
+        # a name by its full form (「秀兰」 → 孙秀兰), a relation as said: 「他爸」 → 「我儿子的爸」
+        said = (member.who if member.kin else member.said) + ("的" if owns else "")
         text = text[: match.start()] + said + text[match.end() :]
     if text != fact_as_said or context.topic is None or entities.subject_of(fact, names):
         return text

@@ -22,7 +22,7 @@ import datetime as dt
 import re
 from collections.abc import Iterable
 
-from memory import entities, memory_class
+from memory import class_heads, entities, memory_class
 from memory.schema import Decay, MemoryClass
 from workers import dates
 from workers.tagging import Tags
@@ -44,7 +44,7 @@ CONSTRAINT = re.compile(
     r"medication|diabet|asthma|epilep|pregnan|blood pressure)"
 )
 # a time an event happens at; an "event" naming none is a fact (「咱家有条土狗叫二黑，五岁了」)
-_WHEN = re.compile(
+WHEN = re.compile(
     r"[今明后昨前]天|[今明]儿|[今明]晚|[今明]早|周|星期|礼拜|[号日月]|[点时]|早上|上午|中午|下午|晚上|"
     r"回头|待会|一会|马上|过几天|下次|下回|上回|上次|去年|今年|明年|前年|刚才|最近|这几天|"
     r"\b(?:today|tomorrow|tonight|yesterday|week|month|monday|tuesday|wednesday|thursday|friday|"
@@ -67,6 +67,17 @@ def _reads_as_constraint(safety: float | None, model_said: MemoryClass) -> bool:
     return safety >= memory_class.SURE
 
 
+def _by_heads(text: str, cls: MemoryClass, reading: class_heads.ClassReading) -> MemoryClass:
+    """A class the heads are sure of, or deny (never safety: that is decided before)."""
+    if reading.preference >= class_heads.SURE:
+        return MemoryClass.PREFERENCE
+    if cls is MemoryClass.PREFERENCE and reading.preference < class_heads.UNLIKELY:
+        return MemoryClass.PREFERENCE if LIKING.search(text) else MemoryClass.FACT
+    if cls is MemoryClass.EVENT and reading.event < class_heads.UNLIKELY:
+        return MemoryClass.FACT  # a routine, a birthday: lasting
+    return cls
+
+
 def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
     found = entities.subject_of(text, names)
     if found is not None:
@@ -80,18 +91,23 @@ def subject(text: str, proposed: str | None, names: Iterable[str]) -> str:
 
 
 def settle(
-    text: str, tags: Tags | None, day: dt.date, names: Iterable[str], safety: float | None = None
-) -> Tags:
+    text: str, tags: Tags | None, day: dt.date, names: Iterable[str], safety: float | None = None,
+    reading: class_heads.ClassReading | None = None,
+) -> Tags:  # fmt: skip
     """The model's tags for ``text`` with the rules applied (``tags`` None: the model gave no
     usable tags for it — the rules alone decide, with ``fact`` where judgement was needed).
     ``safety``: the learned reading that the text states a constraint (``memory.memory_class``;
-    None: not read) — sure on its own, likely enough when the tagging model says so too."""
+    None: not read) — sure on its own, likely enough when the tagging model says so too.
+    ``reading``: the class heads' (``memory.class_heads``) — a sure liking is a preference
+    whatever the model said, a liking or a happening the head denies is a fact."""
     cls = tags.cls if tags is not None else MemoryClass.FACT
     learned = None if LIKING.search(text) else safety  # a liking reads close to a food rule
     if CONSTRAINT.search(text) or _reads_as_constraint(learned, cls):
         cls = MemoryClass.SAFETY
     elif cls is MemoryClass.SAFETY:
         cls = MemoryClass.FACT
+    if cls is not MemoryClass.SAFETY and reading is not None:
+        cls = _by_heads(text, cls, reading)
     if cls is MemoryClass.FACT and LIKING.search(text):
         cls = MemoryClass.PREFERENCE  # a liking or a dislike is a preference
     who = subject(text, tags.subject if tags is not None else None, names)
@@ -100,10 +116,11 @@ def settle(
     if dates.recurring(text):
         return Tags(MemoryClass.FACT if cls is MemoryClass.EVENT else cls, Decay.VOLUME, None, who)
     day_of = dates.one_off_date(text, day)
-    if day_of is not None and cls is not MemoryClass.PREFERENCE:
+    lasting = reading is not None and reading.event < class_heads.UNLIKELY  # a birthday's date
+    if day_of is not None and cls is not MemoryClass.PREFERENCE and not lasting:
         end = dt.datetime.combine(day_of, dt.time(23, 59, 59)).timestamp()
         return Tags(MemoryClass.EVENT, Decay.TIME, end, who)
-    if cls is MemoryClass.EVENT and not _WHEN.search(text):
+    if cls is MemoryClass.EVENT and not WHEN.search(text):
         return Tags(MemoryClass.FACT, Decay.VOLUME, None, who)
     if cls is MemoryClass.EVENT and tags is not None and tags.expires_at is not None:
         return Tags(cls, Decay.TIME, tags.expires_at, who)

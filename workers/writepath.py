@@ -33,7 +33,7 @@ from redis.asyncio import Redis
 
 from config import keys
 from config.settings import WriteSettings
-from memory import entities, memory_class, schema, slot_heads, utterance_kinds
+from memory import class_heads, entities, memory_class, schema, slot_heads, utterance_kinds
 from memory.identity import ME
 from memory.locks import holding_person
 from memory.memory_class import SURE
@@ -648,9 +648,14 @@ class WritePath:
             if checkpoint is not None:
                 await checkpoint.put("tags", saved)
         known, links = await self._known_names(person, [*texts, *said])
+        vectors = await self._embed(texts)
         safety = {
             text: memory_class.safety(vector, self.embedder.name)
-            for text, vector in zip(texts, await self._embed(texts), strict=True)
+            for text, vector in zip(texts, vectors, strict=True)
+        }
+        readings = {
+            text: class_heads.read(vector, self.embedder.name, text)
+            for text, vector in zip(texts, vectors, strict=True)
         }
         async with self.writer.locked(person):  # the patch, not the LLM call, holds the store
             # read again under the lock: a memory revised since it was tagged keeps waiting
@@ -659,8 +664,9 @@ class WritePath:
                 if memory.text not in saved:
                     continue  # revised since it was tagged: stays pending for the next job
                 settled = tag_rules.settle(
-                    memory.text, _tags_of(saved[memory.text]), day, known, safety.get(memory.text)
-                )
+                    memory.text, _tags_of(saved[memory.text]), day, known,
+                    safety.get(memory.text), readings.get(memory.text),
+                )  # fmt: skip
                 await self._patch(person, memory, settled, known, links, outcome)
 
     async def _household(self, session: SessionTranscript) -> extraction.Household:

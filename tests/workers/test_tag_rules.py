@@ -80,3 +80,23 @@ def test_the_learned_reading_never_overrules_a_liking() -> None:
     assert settle("老公最爱吃酸汤鱼", liking, DAY, [], safety=0.95).cls is MemoryClass.PREFERENCE
     fact = Tags(MemoryClass.FACT, Decay.VOLUME, None, "女儿")
     assert settle("女儿不爱吃葱花", fact, DAY, [], safety=0.95).cls is not MemoryClass.SAFETY
+
+
+def test_the_class_heads_decide_a_liking_and_deny_a_happening() -> None:
+    from memory.class_heads import ClassReading
+
+    as_fact = Tags(MemoryClass.FACT, Decay.VOLUME, None, "我")
+    liking = ClassReading(preference=0.92, event=0.05)
+    assert settle("二舅就好整两口烧刀子", as_fact, DAY, [], reading=liking).cls is (
+        MemoryClass.PREFERENCE
+    )
+    as_event = Tags(MemoryClass.EVENT, Decay.TIME, 1.0, "我")
+    routine = ClassReading(preference=0.1, event=0.04)
+    birthday = settle("小宝生日是十月初三", as_event, DAY, ["小宝"], reading=routine)
+    assert birthday.cls is MemoryClass.FACT and birthday.expires_at is None
+    plan = settle("下周三（12月2日）带小宝去拔牙", as_event, DAY, ["小宝"],
+                  reading=ClassReading(preference=0.02, event=0.95))  # fmt: skip
+    assert plan.cls is MemoryClass.EVENT and plan.expires_at is not None
+    # a constraint is decided before the heads: a sure "liking" reading does not undo it
+    rule = settle("小宝对芒果过敏", as_fact, DAY, ["小宝"], reading=liking)
+    assert rule.cls is MemoryClass.SAFETY
