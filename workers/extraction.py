@@ -130,10 +130,28 @@ class Kinds:
 
     async def lasting(self, texts: list[str]) -> dict[str, float]:
         """The lasting head's reading of each text (texts it cannot read are absent)."""
+        read = await self.read(texts)
+        return {t: r.lasting for t, r in read.items() if r.lasting is not None}
+
+    async def read(self, texts: list[str]) -> dict[str, KindReading]:
+        """The kinds model's reading of each text (texts it cannot read are absent)."""
         if self.reader is None or not texts:
             return {}
-        read = await self.reader(texts)
-        return {t: r.lasting for t, r in read.items() if r is not None and r.lasting is not None}
+        return {t: r for t, r in (await self.reader(texts)).items() if r is not None}
+
+
+# a fact that itself reads this surely as a request or a command is the request copied out
+# (「我顺手帮我设个六点半嘅闹钟」), whatever the utterance around it was
+FACT_REQUEST_CONFIDENCE = 0.95
+
+
+def asks_the_assistant(reading: KindReading | None) -> bool:
+    """Does a fact's own text read surely as a request or a command to the assistant?"""
+    return (
+        reading is not None
+        and reading.kind in (UtteranceKind.REQUEST, UtteranceKind.COMMAND)
+        and reading.confidence >= FACT_REQUEST_CONFIDENCE
+    )
 
 
 _CLAUSE_MARKS = re.compile(r"[，,。.！!；;：:？?]+")
@@ -264,7 +282,8 @@ async def extract(
         for raw in _facts(reply):
             _consider(out, raw, talk, assistant, day, kinds)
     candidates = [dates.annotate(u, day) for u in uncovered(statements, out.facts, talk)]
-    lasting = await kinds.lasting([*out.facts, *candidates])
+    readings = await kinds.read([*out.facts, *candidates])
+    lasting = {t: r.lasting for t, r in readings.items() if r.lasting is not None}
     for fact in list(out.facts):
         read = lasting.get(fact)
         if (read is not None and read < PASSING and not CONSTRAINT.search(fact)) or passing.passing(
@@ -274,9 +293,16 @@ async def extract(
             reason = f"a passing remark, nothing lasting ({lasting[fact]:.2f})"
             out.rejected.append({"fact": fact, "reason": reason})
             log.info("extract.rejected", fact=fact, reason=reason)
+        elif asks_the_assistant(readings.get(fact)) and not CONSTRAINT.search(fact):
+            out.facts.remove(fact)
+            reason = f"the person's request, not a fact ({readings[fact].kind})"
+            out.rejected.append({"fact": fact, "reason": reason})
+            log.info("extract.rejected", fact=fact, reason=reason)
     for fact in candidates:
         read = lasting.get(fact)
         if fact in out.facts or lasting.get(fact, 1.0) < RECOVER or passing.passing(fact, read):
+            continue
+        if asks_the_assistant(readings.get(fact)) and not CONSTRAINT.search(fact):
             continue
         out.facts.append(fact)
         out.recovered.append(fact)

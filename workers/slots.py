@@ -30,7 +30,7 @@ from workers.tag_rules import CONSTRAINT
 from workers.tagging import align_key
 
 Kind = str
-CORRECTION = re.compile(r"不是|说错|搞错|弄错|记错|其实|更正|纠正|不对|口误")
+CORRECTION = re.compile(sources.CORRECTED + r"|其实|更正|纠正|口误", re.I)
 CHANGE = re.compile(
     r"改到|改成|改为|换成|换到|调到|调成|搬到|搬去|搬家|跳槽|换了|现在|已经|不再|以后"
 )
@@ -234,6 +234,13 @@ _TIMES = re.compile(
     r"[\d零〇一二三四五六七八九十两半]+(?:点钟|点|时|号|日|月|分)|(?:周|星期|礼拜)[一二三四五六日天末]"
 )
 _PLAIN = frozenset({"的事", "那个", "这个", "还是", "我要", "我们", "下午", "上午", "晚上", "早上"})
+# English words every sentence has (words of three letters or fewer never count)
+_PLAIN_EN = frozenset(
+    ("this", "that", "with", "have", "been", "from", "they", "them", "there", "what", "when",
+     "will", "would", "about", "just", "really", "going", "week", "after", "before", "your",
+     "were", "into", "then", "than", "some", "also", "only", "very", "told", "said", "think",
+     "thinking", "actually", "sorry", "isn't", "wasn't", "anything", "something", "else")
+)  # fmt: skip
 
 
 def _shares_words(fact: str, text: str) -> bool:
@@ -247,6 +254,7 @@ def _common_words(said: str, text: str) -> set[str]:
     """Content words (bigrams) of ``said`` — its retraction and change words out — in ``text``."""
 
     def words(t: str) -> set[str]:
-        return sources.bigrams(_TIMES.sub(" ", _ANNOTATION.sub(" ", t))) - _PLAIN
+        found = sources.bigrams(_TIMES.sub(" ", _ANNOTATION.sub(" ", t))) - _PLAIN
+        return {w for w in found if not w.isascii() or (len(w) > 3 and w not in _PLAIN_EN)}
 
     return words(RETRACTION.sub(" ", CHANGE.sub(" ", said))) & words(text)

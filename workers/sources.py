@@ -89,10 +89,18 @@ def _statement_after_command(said: str) -> bool:
 # a plan called off (one home: the merge rules take the same words)
 CANCELLED = re.compile(
     r"取消|不去了|去不成|去不了|不成了|不用去了|不办了|不买了|算了|作罢|推掉|泡汤|黄了|"
-    r"called off|cancel|scrap|not going|won't go|isn't happening",
+    # the same said in dialect: Cantonese 唔去/去唔成/唔使去, 冇得去 (Wuhan), 甭去了 (north)
+    r"唔去|去唔成|唔使去|冇得去|甭去了|"
+    r"called off|cancel|scrap|not going|won't go|isn't happening|never mind|forget (?:it|about)",
     re.I,
 )
-_REVISES = re.compile(CANCELLED.pattern + r"|不对|不是|说错|搞错|弄错|记错|改到|改成", re.I)
+# a correction said in dialect or English: 讲错 / 说岔 / 唔係 (Cantonese 不是), 毋是 (Minnan)
+CORRECTED = (
+    r"不对|不是|说错|搞错|弄错|记错|讲错|说岔|讲岔|唔係|唔系|毋是|"
+    r"\b(?:wrong|my mistake|mixed (?:it|them|that) up|I meant|thinking of someone else|"
+    r"scratch that|correction)\b|\b(?:isn't|wasn't|aren't|doesn't)\s*[,—–-]"
+)
+_REVISES = re.compile(CANCELLED.pattern + "|" + CORRECTED + r"|改到|改成", re.I)
 
 
 _PERSONAL_EN = re.compile(

@@ -264,3 +264,13 @@ async def test_a_passing_clause_does_not_make_a_request_a_fact(embedder: UseEmbe
         clauses = {said: max(carries(read[c]) for c in clauses_of(said))}
         assert (extraction.Kinds({said: read[said]}, clauses=clauses).not_a_statement(said)
                 is None) is kept, said  # fmt: skip
+
+
+def test_a_fact_that_reads_as_a_request_is_the_request_copied_out() -> None:
+    from workers.extraction import asks_the_assistant
+
+    alarm = KindReading(UtteranceKind.REQUEST, 0.98, {}, lasting=0.31)
+    assert asks_the_assistant(alarm)
+    assert not asks_the_assistant(KindReading(UtteranceKind.REQUEST, 0.8, {}, lasting=0.31))
+    assert not asks_the_assistant(KindReading(UtteranceKind.STATEMENT, 0.99, {}, lasting=0.9))
+    assert not asks_the_assistant(None)
