@@ -7,7 +7,7 @@ import datetime as dt
 import json
 from typing import Any
 
-from memory.utterance_kinds import KindReading, classify
+from memory.utterance_kinds import KindReading, UtteranceKind, classify
 from providers.embedder import UseEmbedder
 from providers.llm import Message
 from workers import extraction
