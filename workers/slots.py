@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memory import entities, slot_kinds
-from workers import dates, sources
+from workers import dates, sources, values
 from workers.tag_rules import CONSTRAINT
 from workers.tagging import align_key
 
@@ -92,6 +92,9 @@ class Decision:
     event: Literal["UPDATE", "DELETE", "NONE"]
     target: Candidate | None
     rule: str
+    # an UPDATE's new text when the change names its value: the target's wording with the
+    # value swapped (``workers.values``); None: the fact as said
+    text: str | None = None
 
 
 def slot_of(
@@ -150,14 +153,14 @@ def decide(
             # 「体检改到下周六了」 after 「周六带我妈去体检」: the closest memory it names
             target = _named_by(fact, ranked, CHANGE_SIMILARITY)
             if target is not None:
-                return Decision("UPDATE", target, "correction")
+                return Decision("UPDATE", target, "correction", values.swapped(target.text, said))
         return _restatement(fact, ranked, names)
     same_kind = [c for c in ranked if _kind(c, names, learned.get(c.text)) == mine.kind]
     if CORRECTION.search(said):
         target = next((c for c in same_kind if c.score >= CORRECTION_SIMILARITY), None)
         target = target or _slot_mate(mine, same_kind, names)
         if target is not None:
-            return Decision("UPDATE", target, "correction")
+            return Decision("UPDATE", target, "correction", values.swapped(target.text, said))
     if mine.single:
         target = _slot_mate(mine, same_kind, names)
         if target is not None:
@@ -165,7 +168,7 @@ def decide(
                 return Decision("NONE", target, "instance of a schedule")
             if target.score >= SAME_VALUE_SIMILARITY or align_key(fact) == align_key(target.text):
                 return Decision("NONE", target, "same value")
-            return Decision("UPDATE", target, "same slot")
+            return Decision("UPDATE", target, "same slot", values.swapped(target.text, said))
     return _restatement(fact, ranked, names, mine)
 
 

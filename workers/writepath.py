@@ -743,6 +743,9 @@ def _placed(
 ) -> list[PlannedOp]:
     """The plan with a rule's decision for ``fact`` in it (``written`` kept in step)."""
     target = decision.target
+    if decision.event == "UPDATE" and decision.text:
+        log.info("write.value_swapped", fact=fact, text=decision.text)
+        fact = decision.text  # the old wording with the new value (``workers.values``)
     earlier = next((n for n, (op, _) in enumerate(written) if target and op.id == target.key), None)
     if earlier is not None:  # a fact of this same session restated, corrected or retracted
         op, _ = written[earlier]
