@@ -411,7 +411,9 @@ def _consider(
     reading = kinds.not_a_statement(raw) if reason is None else None
     if reading is not None:
         reason = f"said as a {reading.kind.value}, not a statement ({reading.confidence:.2f})"
-    if reason is None and sources.chinese(raw) and not sources.chinese(said):
+    if reason is None and sources.chinese(raw) and not sources.mostly_english(raw) and (
+        sources.mostly_english(said)
+    ):
         reason = "translated (the person did not say it in this language)"
     comparable = sources.chinese(said)  # a translated fact cannot be traced by wording
     if reason is None and comparable and not sources.supported(raw, said, assistant):

@@ -145,6 +145,12 @@ def chinese(text: str) -> bool:
     return _CJK.search(text) is not None
 
 
+def mostly_english(text: str) -> bool:
+    """English with at most a few Chinese words (「his 班主任 is 李老师, Ms Li」): more than
+    twice as many Latin letters as Chinese characters."""
+    return len(re.findall(r"[A-Za-z]", text)) > 2 * len(_CJK.findall(text))
+
+
 # negation in content (不吃, 不能, 没法, 别给); 「不是」「不对」 are corrections, not content
 _NEGATION = re.compile(r"不(?!是|对|过)|没(?!问题|事)|别|未|禁|忌|勿|免")
 
