@@ -466,7 +466,7 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
                 spots.append((owned.end() - 1, -len(term), canonical(term)))
     # 「我们家有只橘猫叫大福」 introduces the cat: about the cat, not the speaker
     introduces = _INTRODUCES.match(text) or _ENGLISH_INTRODUCES.match(text)
-    self_at = None if spots and introduces else _SELF_AT.search(text) or _ENGLISH_SELF.search(text)
+    self_at = None if spots and introduces else _self_at(text) or _ENGLISH_SELF.search(text)
     if spots:
         start, length, word = min(spots)
         end = start - length
@@ -490,6 +490,22 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
 
 
 _ORDINALS = frozenset("大小二三四五老幺")
+# the speaker framing what follows, not its subject: 「我就跟你唠了」「跟你说」「我跟你讲啊」
+_FRAMING_SELF = re.compile(
+    r"(?:我|俺|咱)(?:就|再|先|也|还)?(?:跟|和|同|给)(?:你|您)(?:说|讲|唠|聊|汇报|交代|念叨)"
+    r"|(?:我|俺)(?:跟你)?(?:说|讲)(?:过|的|啊|哈)?(?=[，,：:])"
+)
+
+
+def _self_at(text: str) -> re.Match[str] | None:
+    """The first mention of the speaker that is not the speaker framing what follows."""
+    framed = [m.span() for m in _FRAMING_SELF.finditer(text)]
+    return next(
+        (m for m in _SELF_AT.finditer(text) if not any(a <= m.start() < b for a, b in framed)),
+        None,
+    )
+
+
 PLACE_AFTER = re.compile(r"医院|诊所|店|门诊|用品")
 _CLAUSE_START = re.compile(r"(?:^|[，。！？；,.!?;]\s*)")
 _OWNS = re.compile(r"的|'s\s*|’s\s*")

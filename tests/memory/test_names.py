@@ -49,3 +49,8 @@ def test_name_links_tie_a_name_to_its_relation() -> None:
     assert links["Hilary"] == "妈妈"
     assert links["Rex"] == "狗"
     assert entities.entities_for("妈妈每天吃阿司匹林", "妈妈", (), links)[:2] == ("妈妈", "Hilary")
+
+
+def test_the_speaker_framing_what_follows_is_not_its_subject() -> None:
+    assert entities.subject_of("往后这些事我就跟你唠了，我大姨有痛风") == entities.canonical("大姨")
+    assert entities.subject_of("我跟你说，我对芒果过敏") == "我"
