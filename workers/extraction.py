@@ -145,12 +145,24 @@ class Kinds:
 FACT_REQUEST_CONFIDENCE = 0.95
 
 
-def asks_the_assistant(reading: KindReading | None) -> bool:
-    """Does a fact's own text read surely as a request or a command to the assistant?"""
+# …or as a question, when it asks one (an interrogative word, a question mark): 「我外头今儿零下
+# 多少度」
+FACT_QUESTION_CONFIDENCE = 0.7
+# (not 啥 / 几 / 什么: mostly indefinite in statements — 「吃啥都爱蘸大酱」「过来住几天」)
+_ASKING = re.compile(r"(?:多少|几点|什么时候|哪里|哪儿|怎么样|为什么|多久|多远)(?![都也])|[？?吗]\s*$")
+
+
+def asks_the_assistant(reading: KindReading | None, text: str = "") -> bool:
+    """Does a fact's own text read surely as a request or a command to the assistant, or as a
+    question it asks?"""
+    if reading is None:
+        return False
+    if reading.kind in (UtteranceKind.REQUEST, UtteranceKind.COMMAND):
+        return reading.confidence >= FACT_REQUEST_CONFIDENCE
     return (
-        reading is not None
-        and reading.kind in (UtteranceKind.REQUEST, UtteranceKind.COMMAND)
-        and reading.confidence >= FACT_REQUEST_CONFIDENCE
+        reading.kind is UtteranceKind.MEMORY_QUESTION
+        and reading.confidence >= FACT_QUESTION_CONFIDENCE
+        and _ASKING.search(text) is not None
     )
 
 
@@ -293,7 +305,7 @@ async def extract(
             reason = f"a passing remark, nothing lasting ({lasting[fact]:.2f})"
             out.rejected.append({"fact": fact, "reason": reason})
             log.info("extract.rejected", fact=fact, reason=reason)
-        elif asks_the_assistant(readings.get(fact)) and not CONSTRAINT.search(fact):
+        elif asks_the_assistant(readings.get(fact), fact) and not CONSTRAINT.search(fact):
             out.facts.remove(fact)
             reason = f"the person's request, not a fact ({readings[fact].kind})"
             out.rejected.append({"fact": fact, "reason": reason})
@@ -302,7 +314,7 @@ async def extract(
         read = lasting.get(fact)
         if fact in out.facts or lasting.get(fact, 1.0) < RECOVER or passing.passing(fact, read):
             continue
-        if asks_the_assistant(readings.get(fact)) and not CONSTRAINT.search(fact):
+        if asks_the_assistant(readings.get(fact), fact) and not CONSTRAINT.search(fact):
             continue
         out.facts.append(fact)
         out.recovered.append(fact)

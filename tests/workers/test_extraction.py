@@ -274,3 +274,11 @@ def test_a_fact_that_reads_as_a_request_is_the_request_copied_out() -> None:
     assert not asks_the_assistant(KindReading(UtteranceKind.REQUEST, 0.8, {}, lasting=0.31))
     assert not asks_the_assistant(KindReading(UtteranceKind.STATEMENT, 0.99, {}, lasting=0.9))
     assert not asks_the_assistant(None)
+
+
+def test_a_fact_that_asks_a_question_is_the_question_copied_out() -> None:
+    from workers.extraction import asks_the_assistant
+
+    asked = KindReading(UtteranceKind.MEMORY_QUESTION, 0.73, {}, lasting=0.07)
+    assert asks_the_assistant(asked, "我们这儿明早零下多少度")
+    assert not asks_the_assistant(asked, "俺老婆吃啥都爱蘸大酱")  # 啥 as "anything"
