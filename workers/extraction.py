@@ -149,7 +149,9 @@ FACT_REQUEST_CONFIDENCE = 0.95
 # 多少度」
 FACT_QUESTION_CONFIDENCE = 0.7
 # (not 啥 / 几 / 什么: mostly indefinite in statements — 「吃啥都爱蘸大酱」「过来住几天」)
-_ASKING = re.compile(r"(?:多少|几点|什么时候|哪里|哪儿|怎么样|为什么|多久|多远)(?![都也])|[？?吗]\s*$")
+_ASKING = re.compile(
+    r"(?:多少|几点|什么时候|哪里|哪儿|怎么样|为什么|多久|多远)(?![都也])|[？?吗]\s*$"
+)
 
 
 def asks_the_assistant(reading: KindReading | None, text: str = "") -> bool:
@@ -423,8 +425,11 @@ def _consider(
     reading = kinds.not_a_statement(raw) if reason is None else None
     if reading is not None:
         reason = f"said as a {reading.kind.value}, not a statement ({reading.confidence:.2f})"
-    if reason is None and sources.chinese(raw) and not sources.mostly_english(raw) and (
-        sources.mostly_english(said)
+    if (
+        reason is None
+        and sources.chinese(raw)
+        and not sources.mostly_english(raw)
+        and (sources.mostly_english(said))
     ):
         reason = "translated (the person did not say it in this language)"
     comparable = sources.chinese(said)  # a translated fact cannot be traced by wording
