@@ -30,6 +30,13 @@ _CHANGED = re.compile(
     r"(?:改成|改为|改到|换成|换到|调到|调成|调去|调咗去|改咗去|加到|减到|升到|降到|变成|挪到|推到|"
     r"提到|改咗|换咗)(?P<new>[^，,。！？!?；;]+)"
 )
+# the same in English: 「he isn't, he's Year 2」, 「the dose went up to 20 mg」
+_CHANGED_EN = re.compile(
+    r"(?i)(?:\b(?:isn't|wasn't|aren't|not)\b[^.;!?]*?[,—–]\s*(?:he's|she's|it's|they're|he is|"
+    r"she is|it is|they are)\s+(?:actually\s+|now\s+|in\s+)?"
+    r"|\b(?:changed|moved|switched|went up|went down|increased|reduced|raised|lowered|upped|"
+    r"bumped(?: up)?)\s+(?:it\s+)?to\s+)(?P<new>[^,.;!?—–]+)"
+)
 _PARTICLES = re.compile(r"(?:了|啦|咯|喇|嘞|咧|啰|喔|哦|嘛|呢|吧|噢)+$")
 _WEEK = ("星期", "礼拜", "周")
 _MIN_PHRASE = 2
@@ -45,7 +52,7 @@ def swapped(old_text: str, said: str) -> str | None:
             if len(a) >= _MIN_PHRASE and b and a in old_text and b not in old_text:
                 return old_text.replace(a, b, 1)
         return None
-    change = _CHANGED.search(said)
+    change = _CHANGED.search(said) or _CHANGED_EN.search(said)
     if change is None:
         return None
     found = _same_shape(old_text, _clean(change.group("new")))
@@ -85,10 +92,15 @@ def _same_shape(text: str, new: str) -> tuple[str, str] | None:
         if day is None:
             return None  # the memory's own word for the week stays: 「每周二」 → 「每周四」
         return day.group(0), before[: -len(week)] + day.group(1) + number.group(0) + after
-    if not after:
-        return None  # a bare number, or one with nothing after it: which of the memory's?
+    unit = re.match(r"\s*[A-Za-z%]+", after)
+    if unit is not None:
+        after = unit.group(0)  # 「20 mg last week」: the unit, not what follows it
+    if not after and len(before.strip()) < _MIN_PHRASE:
+        return None  # a bare number: which of the memory's numbers?
     whole = re.search(re.escape(before) + f"[{_NUMERAL}]+" + re.escape(after), text)
     if whole is not None:
-        return whole.group(0), new
+        return whole.group(0), before + number.group(0) + after
+    if not after:
+        return None
     tail = re.search(f"[{_NUMERAL}]+" + re.escape(after), text)
     return (tail.group(0), number.group(0) + after) if tail is not None else None

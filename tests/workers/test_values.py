@@ -31,3 +31,10 @@ def test_the_old_wording_keeps_what_the_value_is_of(old: str, said: str, new: st
 )  # fmt: skip
 def test_without_a_value_of_the_same_shape_nothing_is_swapped(old: str, said: str) -> None:
     assert swapped(old, said) is None
+
+
+def test_english_changes_and_corrections_swap_the_value() -> None:
+    said = "I said Mia's in Year 4 — she isn't, she's Year 5."
+    assert swapped("Mia is in Year 4 at Riverside", said) == "Mia is in Year 5 at Riverside"
+    dose = "The GP changed it to 50 mg this morning"
+    assert swapped("Gran takes 25 mg of sertraline", dose) == "Gran takes 50 mg of sertraline"
