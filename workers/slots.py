@@ -35,6 +35,16 @@ CHANGE = re.compile(
     r"改到|改成|改为|换成|换到|调到|调成|搬到|搬去|搬家|跳槽|换了|现在|已经|不再|以后"
 )
 RETRACTION = sources.CANCELLED
+# a constraint taken back or lifted: 「搞错了，他不过敏」「医生说现在可以吃鸡蛋了」「Tom's not
+# allergic to anything」「she came off warfarin」 (a lasting constraint is deleted, not kept negated)
+LIFTED = re.compile(
+    r"不过敏|没(?:有)?(?:什么)?过敏|冇过敏|唔敏感|(?:已经|现在|而家)(?:可以|能)(?:吃|喝|食)|停药了|"
+    r"\b(?:isn't|is not|wasn't|was not|not|never been|no longer) allergic|no allergies|"
+    r"\b(?:stopped taking|came off|is off|no longer (?:takes|on))\b",
+    re.I,
+)
+_EVERYTHING = re.compile(r"什么都|啥都|任何|都不过敏|anything|any\b", re.I)
+LIFTED_SIMILARITY = 0.3  # the same subject and the constraint's own words are the evidence
 RESTATING = re.compile(r"还是|依然|照常|照旧|仍然|再说一遍|我说过|说过了|记住啊")
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     ("constraint", CONSTRAINT),  # the one constraint pattern the tags use too
@@ -147,6 +157,10 @@ def decide(
             or _named_by(fact, ranked, RETRACTION_SIMILARITY)
         )
         return Decision("DELETE" if target else "NONE", target, "retraction")
+    if LIFTED.search(fact):
+        target = _lifted(fact, ranked, names, learned)
+        if target is not None:
+            return Decision("DELETE", target, "constraint lifted")
     mine = slot_of(fact, names, learned=learned.get(fact))
     if mine is None:
         if CORRECTION.search(said) or CHANGE.search(fact):
@@ -170,6 +184,24 @@ def decide(
                 return Decision("NONE", target, "same value")
             return Decision("UPDATE", target, "same slot", values.swapped(target.text, said))
     return _restatement(fact, ranked, names, mine)
+
+
+def _lifted(
+    fact: str, ranked: Sequence[Candidate], names: Sequence[str],
+    learned: Mapping[str, Sequence[str]],
+) -> Candidate | None:  # fmt: skip
+    """The constraint a lifting or a denial takes back: the closest one of the same subject
+    that shares its words (「搞错了，他对猫毛不过敏」 → 「…对猫毛过敏」), or any of the same
+    subject for a denial of everything (「Tom's not allergic to anything」)."""
+    who = entities.canonical(entities.subject_of(fact, names) or "我")
+    constraints = [
+        c for c in ranked
+        if _kind(c, names, learned.get(c.text)) == "constraint" and _subject(c, names) == who
+    ]  # fmt: skip
+    named = _named_by(fact, constraints, LIFTED_SIMILARITY)
+    if named is not None or not _EVERYTHING.search(fact):
+        return named
+    return next((c for c in constraints if c.score >= LIFTED_SIMILARITY), None)
 
 
 def _named_by(fact: str, ranked: Sequence[Candidate], floor: float) -> Candidate | None:

@@ -123,3 +123,18 @@ def test_a_constraint_the_safety_head_reads_fills_no_job_slot() -> None:
     assert slot_of(condition, NAMES, learned=learned[condition]) == slot_of("我对青霉素过敏")
     decision = decide(condition, None, [c(job, "我", 0.4)], NAMES, learned)
     assert decision is None or decision.event != "UPDATE"
+
+
+def test_a_constraint_taken_back_is_deleted_not_kept_negated() -> None:
+    said = "哎我搞错了，乐乐对猫毛不过敏，是他同学过敏"
+    stored = [c("乐乐对猫毛过敏，一摸猫就打喷嚏", "乐乐", 0.71), c("乐乐喜欢踢足球", "乐乐", 0.4)]
+    taken = decide("乐乐对猫毛不过敏", said, stored, NAMES)
+    assert taken is not None and taken.event == "DELETE"
+    assert taken.target is not None and "猫毛" in taken.target.text
+    english = decide(
+        "Sam's not allergic to anything, I mixed him up with his cousin", None,
+        [c("Sam is allergic to kiwi", "Sam", 0.55)], ["Sam"],
+    )  # fmt: skip
+    assert english is not None and english.event == "DELETE"
+    other = decide("乐乐对猫毛不过敏", said, [c("我妈对猫毛过敏", "妈妈", 0.8)], NAMES)
+    assert other is None or other.event != "DELETE"  # someone else's constraint stays
