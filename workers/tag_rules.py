@@ -41,7 +41,7 @@ CONSTRAINT = re.compile(
     r"一(?:吃|喝|碰|闻|用)[^，。]{1,6}就(?:发痒|痒|过敏|起疹|红|肿|吐|拉肚子|喘|难受)|"
     # said in English
     r"(?i:allerg|intoleran|can't (?:eat|take|have|drink)|cannot (?:eat|take|have|drink)|"
-    r"medication|diabet|asthma|epilep|pregnan|blood pressure)"
+    r"medication|diabet|asthma|epilep|pregnan|blood pressure|coeliac|celiac|gluten|lactose)"
 )
 # a time an event happens at; an "event" naming none is a fact (「咱家有条土狗叫二黑，五岁了」)
 WHEN = re.compile(
@@ -101,7 +101,12 @@ def settle(
     ``reading``: the class heads' (``memory.class_heads``) — a sure liking is a preference
     whatever the model said, a liking or a happening the head denies is a fact."""
     cls = tags.cls if tags is not None else MemoryClass.FACT
-    learned = None if LIKING.search(text) else safety  # a liking reads close to a food rule
+    # a liking reads close to a food rule: a liking word, or the liking head sure of one, leaves
+    # the constraint to the pattern and to a safety head sure on its own
+    liking = reading is not None and reading.preference >= class_heads.SURE
+    learned = None if LIKING.search(text) else safety
+    if liking and learned is not None and learned < memory_class.SURE:
+        learned = None
     if CONSTRAINT.search(text) or _reads_as_constraint(learned, cls):
         cls = MemoryClass.SAFETY
     elif cls is MemoryClass.SAFETY:

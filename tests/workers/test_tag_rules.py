@@ -100,3 +100,14 @@ def test_the_class_heads_decide_a_liking_and_deny_a_happening() -> None:
     # a constraint is decided before the heads: a sure "liking" reading does not undo it
     rule = settle("小宝对芒果过敏", as_fact, DAY, ["小宝"], reading=liking)
     assert rule.cls is MemoryClass.SAFETY
+
+
+def test_a_sure_liking_is_not_a_constraint_the_safety_head_only_suspects() -> None:
+    from memory.class_heads import ClassReading
+
+    said_safety = Tags(MemoryClass.SAFETY, Decay.VOLUME, None, "老公")
+    liking = ClassReading(preference=0.9, event=0.05)
+    mahjong = settle("老公爱打麻将，一打一下午", said_safety, DAY, [], 0.45, liking)
+    assert mahjong.cls is MemoryClass.PREFERENCE
+    sure = settle("老公吃了芒果嘴就肿", said_safety, DAY, [], 0.85, liking)
+    assert sure.cls is MemoryClass.SAFETY  # the safety head sure on its own still decides
