@@ -478,6 +478,8 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
             word = kinship.of(word, held) or held
         if self_at is None or self_at.start() >= start:
             return word
+        if _SAID_OF.fullmatch(text, self_at.end(), start):  # 「上趟我讲囡囡读中班」: said of her
+            return word
         owner = _POSSESSIVE.match(text, self_at.start())
         # 「我家婆」: the owner's 家 is the relation's own; 「我大儿子」: an ordinal between
         if owner is not None and (
@@ -495,6 +497,10 @@ _FRAMING_SELF = re.compile(
     r"(?:我|俺|咱)(?:就|再|先|也|还)?(?:跟|和|同|给)(?:你|您)(?:说|讲|唠|聊|汇报|交代|念叨)"
     r"|(?:我|俺)(?:跟你)?(?:说|讲)(?:过|的|啊|哈)?(?=[，,：:])"
 )
+
+
+# the speaker saying something of the member named right after: 「我讲囡囡…」「我说过大涵…」
+_SAID_OF = re.compile(r"(?:上回|上次|之前|刚才|前两天)?(?:跟你)?(?:说|讲|提)(?:过|的)?")
 
 
 def _self_at(text: str) -> re.Match[str] | None:

@@ -54,3 +54,5 @@ def test_name_links_tie_a_name_to_its_relation() -> None:
 def test_the_speaker_framing_what_follows_is_not_its_subject() -> None:
     assert entities.subject_of("往后这些事我就跟你唠了，我大姨有痛风") == entities.canonical("大姨")
     assert entities.subject_of("我跟你说，我对芒果过敏") == "我"
+    assert entities.subject_of("上回我讲豆豆读中班，讲错了", ["豆豆"]) == "豆豆"
+    assert entities.subject_of("我说话比较直") == "我"
