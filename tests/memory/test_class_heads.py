@@ -14,7 +14,7 @@ def embedder() -> UseEmbedder:
 
 
 def test_the_heads_tell_a_liking_a_routine_and_a_plan(embedder: UseEmbedder) -> None:
-    texts = ["二舅最爱吃他自己腌的辣白菜", "外公每天早上六点去公园打太极", "下周四上午带外公去医院复查"]
+    texts = ["二舅最爱吃他自己腌的辣白菜", "外公每天早上六点去公园打太极", "下周四带外公去医院复查"]
     readings = [
         class_heads.read(v, embedder.name, t)
         for t, v in zip(texts, embedder.embed(texts), strict=True)
