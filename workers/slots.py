@@ -24,7 +24,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memory import entities, slot_kinds
+import jieba.posseg
+
+from memory import entities, kinship, slot_kinds
 from workers import dates, sources, values
 from workers.tag_rules import CONSTRAINT
 from workers.tagging import align_key
@@ -232,12 +234,49 @@ def _restatement(
 ) -> Decision | None:
     subject = mine.subject if mine else entities.canonical(entities.subject_of(fact, names) or "我")
     wanted = objects(fact)
+    nouns = content_nouns(fact, names)
     for c in ranked:
         if c.score < RESTATEMENT_SIMILARITY or _subject(c, names) != subject:
             continue
         if wanted and all(o in c.text for o in wanted):
             return Decision("NONE", c, "restatement")
+        # said again in other words: every thing it names is in the stored text
+        # (「阿拉囡囡碰不得花生的，一吃就过敏」 after 「囡囡花生过敏的」)
+        both_rules = bool(CONSTRAINT.search(fact) and CONSTRAINT.search(c.text))
+        same_sense = both_rules or sources.negated(fact) == sources.negated(c.text)
+        if nouns and same_sense and all(n.lower() in c.text.lower() for n in nouns):
+            return Decision("NONE", c, "restatement")
     return None
+
+
+# the nouns of a text that name things (jieba's parts of speech), members and names apart
+_THING_FLAGS = ("n", "nz", "ng", "vn", "ns", "nt", "eng")
+_NUMERALS = frozenset("零〇一二三四五六七八九十百千两半")
+_NOT_THINGS = frozenset(("东西", "时候", "事儿", "事情", "样子", "意思", "地方", "一下", "那些"))
+
+
+def content_nouns(text: str, names: Sequence[str] = ()) -> list[str]:
+    """What a text names — foods, drugs, places, objects, and its numbers — without who it is
+    about: the words a restatement in other words must share with the stored memory."""
+    found: list[str] = []
+    for pair in jieba.posseg.lcut(text):
+        word, flag = str(pair.word), str(pair.flag)
+        if flag == "eng":
+            if len(word) < 4 or word.lower() in _PLAIN_EN or word in names:
+                continue
+        elif flag.startswith("m") and (
+            any(ch.isdigit() for ch in word) or (len(word) > 1 and set(word) & _NUMERALS)
+        ):
+            pass  # a number names which one (「第12个抽屉」 is not 「第13个抽屉」)
+        elif len(word) < 2 or not flag.startswith((*_THING_FLAGS, "nr")):
+            continue  # (jieba tags many drug names as person names: 华法林)
+        who = entities.canonical(word)
+        if word in names or word in _NOT_THINGS or who in entities.RELATIONS or who == "我":
+            continue
+        if kinship.canonical(word) is not None or _RESTATE_FILLER.fullmatch(word):
+            continue
+        found.append(word)
+    return list(dict.fromkeys(found))
 
 
 def _an_instance(fact: str, said: str, old: str) -> bool:
@@ -274,7 +313,8 @@ _PLAIN_EN = frozenset(
     ("this", "that", "with", "have", "been", "from", "they", "them", "there", "what", "when",
      "will", "would", "about", "just", "really", "going", "week", "after", "before", "your",
      "were", "into", "then", "than", "some", "also", "only", "very", "told", "said", "think",
-     "thinking", "actually", "sorry", "isn't", "wasn't", "anything", "something", "else")
+     "thinking", "actually", "sorry", "isn't", "wasn't", "anything", "something", "else",
+     "must", "never", "should", "always", "every", "because", "still", "please", "near")
 )  # fmt: skip
 
 

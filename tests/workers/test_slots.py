@@ -138,3 +138,11 @@ def test_a_constraint_taken_back_is_deleted_not_kept_negated() -> None:
     assert english is not None and english.event == "DELETE"
     other = decide("乐乐对猫毛不过敏", said, [c("我妈对猫毛过敏", "妈妈", 0.8)], NAMES)
     assert other is None or other.event != "DELETE"  # someone else's constraint stays
+
+
+def test_a_constraint_said_again_in_other_words_adds_nothing() -> None:
+    stored = [c("年糕对花生过敏的", "年糕", 0.66)]
+    again = decide("年糕碰不得花生的，一吃就过敏", None, stored, NAMES)
+    assert again is not None and again.event == "NONE" and again.rule == "restatement"
+    more = decide("年糕对花生和芝麻都过敏", None, stored, NAMES)
+    assert more is None or more.event != "NONE"  # 芝麻 is new: not a restatement
