@@ -27,7 +27,7 @@ from typing import Literal
 import jieba.posseg
 
 from memory import entities, kinship, slot_kinds
-from workers import dates, sources, values
+from workers import dates, other_one, sources, values
 from workers.tag_rules import CONSTRAINT
 from workers.tagging import align_key
 
@@ -46,6 +46,7 @@ LIFTED = re.compile(
     re.I,
 )
 _EVERYTHING = re.compile(r"什么都|啥都|任何|都不过敏|anything|any\b", re.I)
+OTHER_ONE_SIMILARITY = 0.3  # the correction's own words name the memory (芒果过敏)
 LIFTED_SIMILARITY = 0.3  # the same subject and the constraint's own words are the evidence
 RESTATING = re.compile(r"还是|依然|照常|照旧|仍然|再说一遍|我说过|说过了|记住啊")
 _KINDS: tuple[tuple[Kind, re.Pattern[str]], ...] = (
@@ -143,10 +144,11 @@ def decide(
     candidates: Sequence[Candidate],
     names: Iterable[str] = (),
     learned: Mapping[str, Sequence[str]] | None = None,
+    links: Mapping[str, str] | None = None,
 ) -> Decision | None:
     """What the rules are sure of for ``fact`` (None: let the merge model decide);
     ``learned``: the attributes the slot heads read, by text (the fact's and the
-    candidates')."""
+    candidates'); ``links``: the relation each household name stands for."""
     names = list(names)
     learned = learned or {}
     said = source or fact
@@ -159,6 +161,10 @@ def decide(
             or _named_by(fact, ranked, RETRACTION_SIMILARITY)
         )
         return Decision("DELETE" if target else "NONE", target, "retraction")
+    if links and CORRECTION.search(said) and other_one.said_of_another(said):
+        moved = _to_the_other_one(said, ranked, names, links)
+        if moved is not None:
+            return moved
     if LIFTED.search(fact):
         target = _lifted(fact, ranked, names, learned)
         if target is not None:
@@ -186,6 +192,22 @@ def decide(
                 return Decision("NONE", target, "same value")
             return Decision("UPDATE", target, "same slot", values.swapped(target.text, said))
     return _restatement(fact, ranked, names, mine)
+
+
+def _to_the_other_one(
+    said: str, ranked: Sequence[Candidate], names: Sequence[str], links: Mapping[str, str]
+) -> Decision | None:
+    """「不是那个娃儿，是另外一个」: the closest memory the correction names by its words, moved
+    to the one other member of its subject's kind (``workers.other_one``)."""
+    for c in ranked:
+        if c.score < OTHER_ONE_SIMILARITY or not _shares_words(said, c.text):
+            continue
+        member = c.subject or entities.subject_of(c.text, names) or ""
+        other = other_one.other_member(member, links) if member else None
+        if other is not None:
+            return Decision("UPDATE", c, "correction: the other one",
+                            other_one.moved(c.text, member, other))  # fmt: skip
+    return None
 
 
 def _lifted(

@@ -313,8 +313,9 @@ class WritePath:
         found = await search_async(self.store, session.person, searches, self.clock())
         found = [[h for h in hits if h.memory.photo is None] for hits in found]  # not the model's
         names = _names(facts, found)
-        learned = await self._attributes(facts, vectors, found)
         people = [u.text for u in session.utterances if u.role == "user"]
+        links = (await self._known_names(session.person, people))[1]
+        learned = await self._attributes(facts, vectors, found)
         plan: list[PlannedOp] = []
         written: list[tuple[PlannedOp, Vector]] = []  # this batch's ADDs: later facts' candidates
         left: list[int] = []
@@ -342,7 +343,7 @@ class WritePath:
             decision = None
             if mode != "model":
                 source = sources.source_of(fact, people)
-                decision = slots.decide(fact, source, candidates, names, learned)
+                decision = slots.decide(fact, source, candidates, names, learned, links)
             point = str(uuid.uuid5(_IDS, f"{session.session_id}\x00{batch}.rule.{i}"))
             if decision is None:
                 if mode == "model" or (mode == "rules+model" and hits):

@@ -146,3 +146,16 @@ def test_a_constraint_said_again_in_other_words_adds_nothing() -> None:
     assert again is not None and again.event == "NONE" and again.rule == "restatement"
     more = decide("年糕对花生和芝麻都过敏", None, stored, NAMES)
     assert more is None or more.event != "NONE"  # 芝麻 is new: not a restatement
+
+
+def test_a_correction_to_the_other_one_moves_the_fact_to_the_other_member() -> None:
+    links = {"石头": "儿子", "小米": "女儿", "王建": "老公"}
+    said = "上回说的猕猴桃过敏那个我搞混了，不是那个娃，是另外一个"
+    stored = [c("石头对猕猴桃过敏", "石头", 0.62), c("石头每周六学围棋", "石头", 0.5)]
+    fact = "不是那个娃，是另外一个对猕猴桃过敏"
+    moved = decide(fact, said, stored, ["石头", "小米"], None, links)
+    assert moved is not None and moved.event == "UPDATE"
+    assert moved.text == "小米对猕猴桃过敏"
+    three = {**links, "豆豆": "儿子"}  # two other children: not guessed
+    unsure = decide(fact, said, stored, ["石头", "小米"], None, three)
+    assert unsure is None or unsure.text != "小米对猕猴桃过敏"
