@@ -467,6 +467,7 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
     # 「我们家有只橘猫叫大福」 introduces the cat: about the cat, not the speaker
     introduces = _INTRODUCES.match(text) or _ENGLISH_INTRODUCES.match(text)
     self_at = None if spots and introduces else _self_at(text) or _ENGLISH_SELF.search(text)
+    spots = _reported(text, spots)
     if spots:
         start, length, word = min(spots)
         end = start - length
@@ -497,6 +498,27 @@ _FRAMING_SELF = re.compile(
     r"(?:我|俺|咱)(?:就|再|先|也|还)?(?:跟|和|同|给)(?:你|您)(?:说|讲|唠|聊|汇报|交代|念叨)"
     r"|(?:我|俺)(?:跟你)?(?:说|讲)(?:过|的|啊|哈)?(?=[，,：:])"
 )
+
+
+# a member reporting what follows: 「蓓蕾放假回来跟俺说，…」「蓓蕾说那东西狗吃了会中毒」
+_REPORTS = re.compile(
+    r"[^，,。]{0,6}?(?:跟|和|同)?(?:我|俺|咱)?(?:说|讲|讲的|告诉我|告诉俺)[，,：:]?"
+)
+
+
+def _reported(
+    text: str, spots: list[tuple[int, int, str]]
+) -> list[tuple[int, int, str]]:  # fmt: skip
+    """The spots after a report's verb when the first member only reports what follows and
+    another member is named in it; else the spots as found."""
+    if not spots:
+        return spots
+    start, length, _ = min(spots)
+    verb = _REPORTS.match(text, start - length)
+    if verb is None:
+        return spots
+    later = [s for s in spots if s[0] >= verb.end()]
+    return later or spots
 
 
 # the speaker saying something of the member named right after: 「我讲囡囡…」「我说过大涵…」

@@ -457,7 +457,9 @@ def _consider(
     if said_by is not None:
         log.info("extract.subject_not_said", fact=raw, source=said_by)
         raw, source = sources.strip_wake_words(said_by).strip("，。！!,. "), said_by
-    fact = dates.annotate(talk.named(tidy(keep_meaning(raw, source)), source), day)
+    fact = dates.annotate(
+        talk.named(tidy(keep_meaning(without_requests(raw), source)), source), day
+    )
     if talk.reason_for_a_change(fact, source):
         reason = "the reason given for a change, about no one in the household"
         out.rejected.append({"fact": raw, "reason": reason})
@@ -498,6 +500,20 @@ def introduction_apart(fact: str) -> list[str]:
     if entities.subject_of(rest) is None:
         return [fact]  # 「我叫小李，今年三十」: both about the speaker
     return [f"我叫{said}", rest]
+
+
+_CLAUSE_SPLIT = re.compile(r"(?<=[，,；;])")
+
+
+def without_requests(fact: str) -> str:
+    """The fact without its clauses that ask the assistant to do something (「燃气费也该交了，
+    你帮我交掉」 → 「燃气费也该交了」, which the lasting head then reads as passing); the fact
+    as it was when every clause is one."""
+    clauses = _CLAUSE_SPLIT.split(fact)
+    kept = [c for c in clauses if not _asks_to_do(c.strip("，,；; "))]
+    if not kept or len(kept) == len(clauses):
+        return fact
+    return "".join(kept).strip("，,；; ")
 
 
 def _asks_to_do(source: str) -> bool:

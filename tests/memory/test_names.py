@@ -56,3 +56,9 @@ def test_the_speaker_framing_what_follows_is_not_its_subject() -> None:
     assert entities.subject_of("我跟你说，我对芒果过敏") == "我"
     assert entities.subject_of("上回我讲豆豆读中班，讲错了", ["豆豆"]) == "豆豆"
     assert entities.subject_of("我说话比较直") == "我"
+
+
+def test_a_member_reporting_what_follows_is_not_its_subject() -> None:
+    said = "闺女放假回来跟我说，上回旺财偷吃了她带回来的巧克力"
+    assert entities.subject_of(said, ["旺财"]) == "旺财"
+    assert entities.subject_of("老公说他明天出差") == "老公"
