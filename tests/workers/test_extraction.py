@@ -282,3 +282,11 @@ def test_a_fact_that_asks_a_question_is_the_question_copied_out() -> None:
     asked = KindReading(UtteranceKind.MEMORY_QUESTION, 0.73, {}, lasting=0.07)
     assert asks_the_assistant(asked, "我们这儿明早零下多少度")
     assert not asks_the_assistant(asked, "俺老婆吃啥都爱蘸大酱")  # 啥 as "anything"
+
+
+def test_a_request_clause_is_taken_out_of_a_fact() -> None:
+    from workers.extraction import without_requests
+
+    assert without_requests("水费也该交了，你帮我交一下") == "水费也该交了"
+    assert without_requests("帮我设个闹钟") == "帮我设个闹钟"  # the other checks decide
+    assert without_requests("我对花生过敏，你帮我记着点") == "我对花生过敏，你帮我记着点"
