@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from memory import entities
+from memory import entities, names
 from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.llm import StructuredLLM
 from workers import dates, discourse, passing, sources
@@ -471,9 +471,13 @@ def _consider(
 
 
 # a newcomer's name said in the same breath as a household fact: 「我叫邓雨桐，婆婆有糖尿病」
-_INTRODUCTION = re.compile(r"(?:^|(?<=[，,。！!]))\s*(?:我|额|俺)(?:叫|名叫|名字叫|的名字是)")
+_INTRODUCTION = re.compile(
+    r"(?:^|(?<=[，,。！!]))\s*(?:我|额|俺|阿拉)(?:叫|名叫|名字叫|的名字是|(?P<is>是|係|系))"
+)
 _ENGLISH_INTRODUCTION = re.compile(
     r"\b(?:I'm|I am|my name is|My name is) ([A-Z][a-z]+(?: [A-Z][a-z]+)?)\s*(?:—|–|-|,|;|\.)\s*"
+    # the name said again in full: 「I'm Rachel, Rachel Dunmore — my dad…」
+    r"(?:\1(?: [A-Z][a-z]+)?\s*(?:—|–|-|,|;)\s*)?"
     r"(?:and |so )?(?=\S)"
 )
 _NAME_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
@@ -492,6 +496,8 @@ def introduction_apart(fact: str) -> list[str]:
     name = _NAME_RUN.match(fact, found.end())
     if name is None:
         return [fact]
+    if found.group("is") and names.name_at(fact, found.end()) is None:
+        return [fact]  # 「我是老师，…」: 是 introduces a name only when a name follows
     said = entities.trim_name(name.group(0))
     end = found.end() + len(said)
     rest = fact[end:].lstrip("，,。 ")

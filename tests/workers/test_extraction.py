@@ -290,3 +290,12 @@ def test_a_request_clause_is_taken_out_of_a_fact() -> None:
     assert without_requests("水费也该交了，你帮我交一下") == "水费也该交了"
     assert without_requests("帮我设个闹钟") == "帮我设个闹钟"  # the other checks decide
     assert without_requests("我对花生过敏，你帮我记着点") == "我对花生过敏，你帮我记着点"
+
+
+def test_an_introduction_with_是_or_係_is_apart_only_before_a_name() -> None:
+    from workers.extraction import introduction_apart
+
+    assert introduction_apart("我係何婉仪，我老公对虾过敏")[0] == "我叫何婉仪"
+    assert introduction_apart("我是护士，我老公是司机") == ["我是护士，我老公是司机"]
+    english = introduction_apart("I'm Nina, Nina Park — my son Leo can't have dairy")
+    assert english == ["I'm Nina", "my son Leo can't have dairy"]
