@@ -17,9 +17,10 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from bench.slot_heads import features, show
-from memory.class_heads import CLASSES, SURE, UNLIKELY, WEIGHTS, ClassHeads
-from memory.utterance_kinds import train_binary
+from bench import text_heads
+from bench.text_heads import held_out, pr, show
+from memory.class_heads import CLASSES, SURE, UNLIKELY, WEIGHTS
+from memory.text_heads import TextHeads
 from providers.embedder import Embedder
 from workers import dates, tag_rules
 
@@ -45,11 +46,6 @@ class ClassScore:
         return dataclasses.asdict(self)
 
 
-def _pr(said: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
-    hit = int((said & truth).sum())
-    return round(hit / max(int(said.sum()), 1), 3), round(hit / max(int(truth.sum()), 1), 3)
-
-
 def _rule(cls: str, text: str) -> bool:
     """What the rules alone say: a liking word; a one-off (not recurring) date."""
     if cls == "preference":
@@ -58,36 +54,28 @@ def _rule(cls: str, text: str) -> bool:
 
 
 def cross_validate(x: np.ndarray, labels: Sequence[str], texts: Sequence[str]) -> list[ClassScore]:
-    order = np.random.default_rng(7).permutation(len(labels))
     scores = []
     for cls in CLASSES:
         y = np.array([label == cls for label in labels])
-        predicted = np.zeros(len(y))
-        for fold in range(5):
-            held = order[fold::5]
-            kept = np.setdiff1d(order, held)
-            head = train_binary(x[kept], y[kept].tolist())
-            predicted[held] = 1 / (1 + np.exp(-(x[held] @ head[:-1] + head[-1])))
+        predicted = held_out(x, y)
         rule = np.array([_rule(cls, t) for t in texts])
         denied = float(((predicted < UNLIKELY) & y).sum() / max(int(y.sum()), 1))
-        scores.append(ClassScore(cls, int(y.sum()), int((~y).sum()), _pr(predicted >= SURE, y),
-                                 round(denied, 3), _pr(rule, y)))  # fmt: skip
+        scores.append(ClassScore(cls, int(y.sum()), int((~y).sum()), pr(predicted >= SURE, y),
+                                 round(denied, 3), pr(rule, y)))  # fmt: skip
     return scores
 
 
 def train(
     embedder: Embedder, console: Console, write: bool
-) -> tuple[ClassHeads, list[ClassScore]] | None:
+) -> tuple[TextHeads, list[ClassScore]] | None:
     items = training_set()
     if not items:
         return None
     texts = [t for t, _ in items]
     labels = [c for _, c in items]
-    x = features(embedder, texts)
+    x = text_heads.features(embedder, texts)
     scores = cross_validate(x, labels, texts)
-    heads = ClassHeads(embedder.name, np.array([
-        train_binary(x, [label == cls for label in labels]) for cls in CLASSES
-    ]))  # fmt: skip
+    heads = text_heads.fit(embedder, CLASSES, x, [[lb == cls for lb in labels] for cls in CLASSES])
     if write:
         heads.save(WEIGHTS)
         console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")

@@ -17,9 +17,11 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from bench import text_heads
+from bench.text_heads import held_out, pr, show
 from memory import slot_kinds
-from memory.slot_heads import ATTRIBUTES, STATES, WEIGHTS, SlotHeads
-from memory.utterance_kinds import train_binary, words
+from memory.slot_heads import ATTRIBUTES, STATES, WEIGHTS
+from memory.text_heads import TextHeads
 from providers.embedder import Embedder
 
 LABELLED = Path(__file__).parent / "data" / "slot_kinds"
@@ -50,52 +52,33 @@ class AttributeScore:
         return dataclasses.asdict(self)
 
 
-def _pr(said: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
-    hit = int((said & truth).sum())
-    return round(hit / max(int(said.sum()), 1), 3), round(hit / max(int(truth.sum()), 1), 3)
-
-
-def features(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    vectors = np.array(embedder.embed(list(texts)), dtype=np.float64)
-    return np.hstack([vectors, np.array([words(t) for t in texts])])
-
-
 def cross_validate(
     x: np.ndarray, labels: Sequence[frozenset[str]], texts: Sequence[str]
 ) -> list[AttributeScore]:
-    order = np.random.default_rng(7).permutation(len(labels))
     scores = []
     for attribute in ATTRIBUTES:
         y = np.array([attribute in k for k in labels])
-        predicted = np.zeros(len(y))
-        for fold in range(5):
-            held = order[fold::5]
-            kept = np.setdiff1d(order, held)
-            head = train_binary(x[kept], y[kept].tolist())
-            predicted[held] = 1 / (1 + np.exp(-(x[held] @ head[:-1] + head[-1])))
-        heads = predicted >= STATES
+        heads = held_out(x, y) >= STATES
         patterns = np.array([attribute in patterned(t) for t in texts])
-        scores.append(AttributeScore(attribute, int(y.sum()), int((~y).sum()), _pr(heads, y),
-                                     _pr(patterns, y), _pr(heads | patterns, y)))  # fmt: skip
+        scores.append(AttributeScore(attribute, int(y.sum()), int((~y).sum()), pr(heads, y),
+                                     pr(patterns, y), pr(heads | patterns, y)))  # fmt: skip
     return scores
 
 
-def fit(embedder: Embedder, x: np.ndarray, labels: Sequence[frozenset[str]]) -> SlotHeads:
+def fit(embedder: Embedder, x: np.ndarray, labels: Sequence[frozenset[str]]) -> TextHeads:
     """The shipped heads: each attribute's logistic regression on every labelled memory."""
-    return SlotHeads(embedder.name, np.array([
-        train_binary(x, [a in k for k in labels]) for a in ATTRIBUTES
-    ]))  # fmt: skip
+    return text_heads.fit(embedder, ATTRIBUTES, x, [[a in k for k in labels] for a in ATTRIBUTES])
 
 
 def train(
     embedder: Embedder, console: Console, write: bool
-) -> tuple[SlotHeads, list[AttributeScore]] | None:
+) -> tuple[TextHeads, list[AttributeScore]] | None:
     items = training_set()
     if not items:
         return None
     texts = [t for t, _ in items]
     labels = [k for _, k in items]
-    x = features(embedder, texts)
+    x = text_heads.features(embedder, texts)
     scores = cross_validate(x, labels, texts)
     heads = fit(embedder, x, labels)
     if write:
@@ -103,10 +86,6 @@ def train(
         console.print(f"weights written: {WEIGHTS} ({WEIGHTS.stat().st_size} bytes)")
     print_scores(scores, len(items), console)
     return heads, scores
-
-
-def show(pr: tuple[float, float]) -> str:
-    return f"{pr[0]:.2f} / {pr[1]:.2f}"
 
 
 def print_scores(scores: Sequence[AttributeScore], total: int, console: Console) -> None:

@@ -16,19 +16,14 @@ rules then decide alone).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
-
-from memory.utterance_kinds import words
+from memory.text_heads import TextHeads
 
 WEIGHTS = Path(__file__).with_name("class_heads.npz")
-Matrix = npt.NDArray[np.float64]
 
 CLASSES = ("preference", "event")
 SURE = 0.7  # the head decides against the tagging model
@@ -43,34 +38,9 @@ class ClassReading:
     event: float
 
 
-@dataclass(frozen=True)
-class ClassHeads:
-    embedder: str
-    heads: Matrix  # (classes, dim + GRAMS + 1): weights, bias last
-
-    def read(self, vector: Sequence[float], text: str) -> ClassReading:
-        x = np.concatenate([np.asarray(vector, dtype=np.float64), words(text)])
-        z = self.heads[:, :-1] @ x + self.heads[:, -1]
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-        return ClassReading(*(float(v) for v in p))
-
-    def save(self, path: Path) -> None:
-        np.savez_compressed(path, allow_pickle=False, heads=self.heads.astype(np.float32),
-                            meta=np.array(json.dumps({"embedder": self.embedder,
-                                                      "classes": CLASSES})))  # fmt: skip
-
-    @classmethod
-    def load(cls, path: Path) -> ClassHeads:
-        with np.load(path) as data:
-            meta = json.loads(str(data["meta"]))
-            if tuple(meta["classes"]) != CLASSES:
-                raise ValueError(f"{path}: classes {meta['classes']}, not {CLASSES}")
-            return cls(meta["embedder"], data["heads"].astype(np.float64))
-
-
 @cache
-def shipped() -> ClassHeads | None:
-    return ClassHeads.load(WEIGHTS) if WEIGHTS.is_file() else None
+def shipped() -> TextHeads | None:
+    return TextHeads.load(WEIGHTS, CLASSES) if WEIGHTS.is_file() else None
 
 
 def read(vector: Sequence[float], embedder: str, text: str) -> ClassReading | None:
@@ -79,4 +49,5 @@ def read(vector: Sequence[float], embedder: str, text: str) -> ClassReading | No
     heads = shipped()
     if heads is None or heads.embedder != embedder:
         return None
-    return heads.read(vector, text)
+    read = heads.read(vector, text)
+    return ClassReading(read["preference"], read["event"])

@@ -15,19 +15,13 @@ decide alone).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-import numpy as np
-import numpy.typing as npt
-
-from memory.utterance_kinds import words
+from memory.text_heads import TextHeads
 
 WEIGHTS = Path(__file__).with_name("slot_heads.npz")
-Matrix = npt.NDArray[np.float64]
 
 # the attributes the heads read (rows of the weight file; ``stated`` orders them surest first)
 ATTRIBUTES = ("residence", "work", "school", "name", "age", "hometown")
@@ -37,34 +31,9 @@ ATTRIBUTES = ("residence", "work", "school", "name", "age", "hometown")
 STATES = 0.7
 
 
-@dataclass(frozen=True)
-class SlotHeads:
-    embedder: str
-    heads: Matrix  # (attributes, dim + GRAMS + 1): weights, bias last
-
-    def read(self, vector: Sequence[float], text: str) -> dict[str, float]:
-        x = np.concatenate([np.asarray(vector, dtype=np.float64), words(text)])
-        z = self.heads[:, :-1] @ x + self.heads[:, -1]
-        p = 1.0 / (1.0 + np.exp(-np.clip(z, -30, 30)))
-        return {a: float(v) for a, v in zip(ATTRIBUTES, p, strict=True)}
-
-    def save(self, path: Path) -> None:
-        np.savez_compressed(path, allow_pickle=False, heads=self.heads.astype(np.float32),
-                            meta=np.array(json.dumps({"embedder": self.embedder,
-                                                      "attributes": ATTRIBUTES})))  # fmt: skip
-
-    @classmethod
-    def load(cls, path: Path) -> SlotHeads:
-        with np.load(path) as data:
-            meta = json.loads(str(data["meta"]))
-            if tuple(meta["attributes"]) != ATTRIBUTES:
-                raise ValueError(f"{path}: attributes {meta['attributes']}, not {ATTRIBUTES}")
-            return cls(meta["embedder"], data["heads"].astype(np.float64))
-
-
 @cache
-def shipped() -> SlotHeads | None:
-    return SlotHeads.load(WEIGHTS) if WEIGHTS.is_file() else None
+def shipped() -> TextHeads | None:
+    return TextHeads.load(WEIGHTS, ATTRIBUTES) if WEIGHTS.is_file() else None
 
 
 def stated(vector: Sequence[float], embedder: str, text: str) -> tuple[str, ...] | None:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from memory import class_heads
+from memory.text_heads import TextHeads
 from providers.embedder import UseEmbedder
 
 
@@ -27,3 +31,11 @@ def test_the_heads_tell_a_liking_a_routine_and_a_plan(embedder: UseEmbedder) -> 
 
 def test_another_embedder_gets_no_reading() -> None:
     assert class_heads.read([0.0] * 512, "some-other-embedder", "外公爱喝茶") is None
+
+
+def test_heads_keep_their_labels_through_a_file(tmp_path: Path) -> None:
+    heads = TextHeads("e", ("a", "b"), np.zeros((2, 4)))
+    heads.save(tmp_path / "h.npz")
+    assert TextHeads.load(tmp_path / "h.npz", ("a", "b")).labels == ("a", "b")
+    with pytest.raises(ValueError, match="labels"):
+        TextHeads.load(tmp_path / "h.npz", ("b", "a"))
