@@ -22,7 +22,8 @@ _WEEK = r"(?:周|星期|礼拜)"
 
 RECURRING = re.compile(
     r"每(?:天|日|晚|早|周|个?星期|个?礼拜|个?月|年|次|逢)|天天|周[一二三四五六日天]都|"
-    r"(?:星期|礼拜)[一二三四五六日天]都|工作日|平时|经常|总是|一直"
+    r"(?:星期|礼拜)[一二三四五六日天]都|工作日|平时|经常|总是|一直|"
+    r"逢\s*(?:周|星期|礼拜|[A-Z][a-z]+day)|\bevery (?:[A-Z][a-z]+day|weekend)\b|\bon (?:[A-Z][a-z]+days|weekends)\b"
 )
 _RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"大后天"), "offset3"),
@@ -167,8 +168,19 @@ _DAY_MOVED = re.compile(
 )
 
 
+# a habit said with a bare weekday or weekend (no 这 / 下 / 本 before it): 「周末最钟意去白云山
+# 行山」, 「伊欢喜打 badminton，礼拜六上半天…」 — every weekend, not this one; Cantonese 逢
+# (every): 「逢 Monday 同 Wednesday…」
+_HABIT = re.compile(
+    r"喜欢|欢喜|钟意|中意|最爱|爱(?:去|打|玩|看|吃|喝|逛)|习惯|一般|通常|常常|向来|照例"
+)
+_BARE_WEEKDAY = re.compile(r"(?<![上下这本每个])" + _WEEK + r"[一二三四五六日天末]")
+
+
 def recurring(text: str) -> bool:
-    return RECURRING.search(text) is not None or _DAY_MOVED.search(text) is not None
+    if RECURRING.search(text) is not None or _DAY_MOVED.search(text) is not None:
+        return True
+    return _HABIT.search(text) is not None and _BARE_WEEKDAY.search(text) is not None
 
 
 def one_off_date(text: str, today: dt.date) -> dt.date | None:

@@ -427,10 +427,9 @@ def _consider(
         reason = f"said as a {reading.kind.value}, not a statement ({reading.confidence:.2f})"
     if (
         reason is None
-        and sources.chinese(raw)
-        and not sources.mostly_english(raw)
-        and (sources.mostly_english(said))
-    ):
+        and sources.mostly_english(said)
+        and any(run not in said for run in _CJK_RUN.findall(raw))
+    ):  # Chinese the person did not say, in an English session: 「所以葡萄、raisins和巧克力」
         reason = "translated (the person did not say it in this language)"
     comparable = sources.chinese(said)  # a translated fact cannot be traced by wording
     if reason is None and comparable and not sources.supported(raw, said, assistant):
@@ -508,6 +507,7 @@ def introduction_apart(fact: str) -> list[str]:
     return [f"我叫{said}", rest]
 
 
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _CLAUSE_SPLIT = re.compile(r"(?<=[，,；;])")
 
 

@@ -66,3 +66,12 @@ def test_a_bare_weekday_after_a_date_reads_from_that_date() -> None:
     assert dates.annotate(said, dt.date(2026, 12, 3)) == (
         "下周五（12月11日）我们去黄山住两晚，周日（12月13日）下午回来"
     )
+
+
+def test_a_habit_on_a_bare_weekday_recurs_and_a_dated_plan_does_not() -> None:
+    from workers.dates import recurring
+
+    assert recurring("周末最爱去爬山，爬完喝个早茶")
+    assert recurring("逢 Tuesday 放学去学游泳") and recurring("She swims every Tuesday")
+    assert not recurring("礼拜六去体检") and not recurring("下周六喜欢去哪都行")
+    assert not recurring("Lily has her check-up on Friday")

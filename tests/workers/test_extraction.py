@@ -299,3 +299,11 @@ def test_an_introduction_with_是_or_係_is_apart_only_before_a_name() -> None:
     assert introduction_apart("我是护士，我老公是司机") == ["我是护士，我老公是司机"]
     english = introduction_apart("I'm Nina, Nina Park — my son Leo can't have dairy")
     assert english == ["I'm Nina", "my son Leo can't have dairy"]
+
+
+def test_chinese_words_nobody_said_in_an_english_session_are_a_translation() -> None:
+    from workers.extraction import _CJK_RUN
+
+    said = "Our dog Biscuit can't have grapes. His 兽医 said so."
+    assert any(run not in said for run in _CJK_RUN.findall("所以葡萄 none of it near Biscuit"))
+    assert not any(run not in said for run in _CJK_RUN.findall("Biscuit's 兽医 said no grapes"))
