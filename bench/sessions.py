@@ -10,8 +10,9 @@ replies). Then, per person:
 
 - *present*: each ``expect`` entry's memory (the first containing one of ``contains_any``)
   exists; *class*, *decay*, *subject* (one of ``subject_any`` in its subject or text's subject),
-  *negation* kept, *expiry* inside ``expires_days_from_now``, *language* (en: no Chinese in it)
-  — each counted over the present ones;
+  *negation* kept (Chinese or English), *expiry* inside ``expires_days_from_now``, *language*
+  (en: English, with at most the Chinese words a code-mixed speaker said) — each counted over
+  the present ones;
 - *gone*: no live memory contains an ``expect_gone`` string;
 - *no new*: an ``expect_no_new`` session added no memory; *no duplicate*: no memory added by the
   session contains an ``expect_no_new_duplicate_of`` word;
@@ -41,7 +42,11 @@ from server.memory.readpath import ReadPath
 
 DAY = 86400.0
 _HAN = re.compile(r"[\u4e00-\u9fff]")
-_NEGATION = re.compile(r"不|没|别")
+# a negation in Chinese (dialect forms too: 莫, 唔, 冇, 覅, 甭) or in English
+_NEGATION = re.compile(
+    r"不|没|别|莫|唔|冇|覅|甭|\b(?:no|not|never|none|without|avoid)\b|n't\b", re.IGNORECASE
+)
+_LATIN = re.compile(r"[A-Za-z]")
 
 
 @dataclass
@@ -106,8 +111,9 @@ def check_expect(entry: dict[str, Any], memories: Sequence[Memory], now: float) 
         days = None if found.expires_at is None else (found.expires_at - now) / DAY
         ok = days is not None and window[0] - 1 <= days <= window[1] + 1
         checks.append(Check("expiry", ok, f"{label}: {days and round(days, 1)} days"))
-    if entry.get("language") == "en":
-        checks.append(Check("language", not _HAN.search(found.text), found.text))
+    if entry.get("language") == "en":  # English, keeping the Chinese words the person said in it
+        english = len(_LATIN.findall(found.text)) > 2 * len(_HAN.findall(found.text))
+        checks.append(Check("language", english, found.text))
     return checks
 
 

@@ -41,3 +41,15 @@ def test_a_session_is_replayed_as_the_persons_turns() -> None:
     job = record({"id": "s1", "turns": ["我外公八十一了", "他有帕金森"]}, "p", NOW)
     assert [t["role"] for t in job["transcript"]] == ["user", "user"]
     assert job["ended_at"] == NOW and job["person"] == "p"
+
+
+def test_english_said_with_chinese_words_and_an_english_negation_pass() -> None:
+    memory = Memory("My grandma's not allowed ginseng, 人参, because of the warfarin", P,
+                    cls=MemoryClass.SAFETY, subject="奶奶")  # fmt: skip
+    entry = {"contains_any": ["ginseng"], "must_keep_negation": True, "language": "en"}
+    assert _kinds(check_expect(entry, [memory], NOW)) == {
+        "present": True, "negation": True, "language": True
+    }  # fmt: skip
+    chinese = Memory("奶奶吃华法林，不能吃人参", P, cls=MemoryClass.SAFETY, subject="奶奶")
+    entry = {"contains_any": ["人参"], "language": "en"}
+    assert _kinds(check_expect(entry, [chinese], NOW))["language"] is False
