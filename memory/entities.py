@@ -464,6 +464,11 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
             term = kinship.longest_at(text, owned.end() - 1, single_char=False)
             if term is not None and term not in NOT_KIN:
                 spots.append((owned.end() - 1, -len(term), canonical(term)))
+        shown = _BETWEEN.match(text, owned.end())  # 「俺那个外孙」: a demonstrative between
+        if shown is not None and shown.end() > owned.end():
+            term = kinship.longest_at(text, shown.end(), single_char=False)
+            if term is not None and term not in NOT_KIN:
+                spots.append((shown.end(), -len(term), canonical(term)))
     # 「我们家有只橘猫叫大福」 introduces the cat: about the cat, not the speaker
     introduces = _INTRODUCES.match(text) or _ENGLISH_INTRODUCES.match(text)
     self_at = None if spots and introduces else _self_at(text) or _ENGLISH_SELF.search(text)
@@ -482,17 +487,17 @@ def subject_of(text: str, names: Iterable[str] = ()) -> str | None:
         if _SAID_OF.fullmatch(text, self_at.end(), start):  # 「上趟我讲囡囡读中班」: said of her
             return word
         owner = _POSSESSIVE.match(text, self_at.start())
-        # 「我家婆」: the owner's 家 is the relation's own; 「我大儿子」: an ordinal between
+        # 「我家婆」: the owner's 家 is the relation's own; 「我大儿子」「俺那个外孙」: an ordinal
+        # or a demonstrative between
         if owner is not None and (
-            start <= owner.end() <= end
-            or (owner.end() == start - 1 and text[owner.end()] in _ORDINALS)
+            start <= owner.end() <= end or _BETWEEN.fullmatch(text, owner.end(), start)
         ):
             return word
         return "我"
     return "我" if self_at is not None else None
 
 
-_ORDINALS = frozenset("大小二三四五老幺")
+_BETWEEN = re.compile(r"(?:那个|这个|那位|这位|那|这|的)?[大小二三四五老幺]?")
 # the speaker framing what follows, not its subject: 「我就跟你唠了」「跟你说」「我跟你讲啊」
 _FRAMING_SELF = re.compile(
     r"(?:我|俺|咱)(?:就|再|先|也|还)?(?:跟|和|同|给)(?:你|您)(?:说|讲|唠|聊|汇报|交代|念叨)"

@@ -62,3 +62,8 @@ def test_a_member_reporting_what_follows_is_not_its_subject() -> None:
     said = "闺女放假回来跟我说，上回旺财偷吃了她带回来的巧克力"
     assert entities.subject_of(said, ["旺财"]) == "旺财"
     assert entities.subject_of("老公说他明天出差") == "老公"
+
+
+def test_a_demonstrative_between_the_owner_and_the_relation_keeps_the_relation() -> None:
+    assert entities.subject_of("俺那个外孙，大名叫张浩然") == entities.canonical("外孙")
+    assert entities.subject_of("我这个人不挑食") == "我"

@@ -159,3 +159,9 @@ def test_a_correction_to_the_other_one_moves_the_fact_to_the_other_member() -> N
     three = {**links, "豆豆": "儿子"}  # two other children: not guessed
     unsure = decide(fact, said, stored, ["石头", "小米"], None, three)
     assert unsure is None or unsure.text != "小米对猕猴桃过敏"
+
+
+def test_a_relatives_name_never_replaces_the_speakers_own() -> None:
+    stored = [c("我叫王德顺", "我", 0.55)]
+    grandson = decide("俺那个外孙，大名叫张浩然，俺都喊浩然小虎", None, stored, [])
+    assert grandson is None or grandson.event != "UPDATE"
