@@ -39,14 +39,13 @@ from rich.table import Table
 from bench.results import Figure
 from memory.schema import Memory, PersonId
 from server.memory.readpath import ReadPath
+from workers import sources
 
 DAY = 86400.0
-_HAN = re.compile(r"[\u4e00-\u9fff]")
 # a negation in Chinese (dialect forms too: 莫, 唔, 冇, 覅, 甭) or in English
 _NEGATION = re.compile(
     r"不|没|别|莫|唔|冇|覅|甭|\b(?:no|not|never|none|without|avoid)\b|n't\b", re.IGNORECASE
 )
-_LATIN = re.compile(r"[A-Za-z]")
 
 
 @dataclass
@@ -112,8 +111,7 @@ def check_expect(entry: dict[str, Any], memories: Sequence[Memory], now: float) 
         ok = days is not None and window[0] - 1 <= days <= window[1] + 1
         checks.append(Check("expiry", ok, f"{label}: {days and round(days, 1)} days"))
     if entry.get("language") == "en":  # English, keeping the Chinese words the person said in it
-        english = len(_LATIN.findall(found.text)) > 2 * len(_HAN.findall(found.text))
-        checks.append(Check("language", english, found.text))
+        checks.append(Check("language", sources.mostly_english(found.text), found.text))
     return checks
 
 

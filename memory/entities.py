@@ -411,7 +411,7 @@ def canonical(word: str) -> str:
 
 # the speaker in dialect too: Wu 阿拉 (not 阿拉伯, 阿拉斯加), Cantonese 我哋
 _DIALECT_WE = r"阿拉(?!伯|斯加|丁)|我哋"
-_SELF_AT = re.compile(r"我们|咱们|我哋|我|咱|俺|" + _DIALECT_WE)
+SELF_AT = re.compile(r"我们|咱们|我哋|我|咱|俺|" + _DIALECT_WE)
 _ENGLISH_INTRODUCES = re.compile(
     r"^(?:we've got|we have|we got|i've got|i have|there's) (?:a|an|our|my) ", re.IGNORECASE
 )
@@ -534,7 +534,7 @@ def _self_at(text: str) -> re.Match[str] | None:
     """The first mention of the speaker that is not the speaker framing what follows."""
     framed = [m.span() for m in _FRAMING_SELF.finditer(text)]
     return next(
-        (m for m in _SELF_AT.finditer(text) if not any(a <= m.start() < b for a, b in framed)),
+        (m for m in SELF_AT.finditer(text) if not any(a <= m.start() < b for a, b in framed)),
         None,
     )
 

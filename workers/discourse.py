@@ -32,6 +32,7 @@ import structlog
 
 from memory import entities, kinship
 from memory import names as names_module
+from workers import sources
 
 log = structlog.get_logger(__name__)
 jieba.setLogLevel(60)  # its dictionary-loading chatter is not ours to print
@@ -272,7 +273,6 @@ def _subject_position(text: str, at: int) -> bool:
     )
 
 
-_SELF = re.compile(r"我们|咱们|我哋|我|咱|俺|阿拉(?!伯|斯加|丁)")
 # what may come before the speaker as a clause's subject: adverbs, time and place words,
 # conjunctions, interjections, measure words (「上趟我讲…」「对了，我…」)
 _BEFORE_SUBJECT = ("d", "t", "c", "y", "e", "f", "q", "m", "x", "o", "s")
@@ -281,7 +281,7 @@ _BEFORE_SUBJECT = ("d", "t", "c", "y", "e", "f", "q", "m", "x", "o", "s")
 def _speaker_opens(text: str) -> bool:
     """Does the speaker open a clause of the text as its subject (「我对芒果过敏」「上回我说」),
     rather than stand after a verb or a preposition (「离我们远了」「给我推荐」)?"""
-    for match in _SELF.finditer(text):
+    for match in entities.SELF_AT.finditer(text):
         start = max((i + 1 for i, ch in enumerate(text[: match.start()]) if ch in _CLAUSE_END),
                     default=0)  # fmt: skip
         if all(p.flag.startswith(_BEFORE_SUBJECT) for p in _tagged(text[start : match.start()])):
@@ -424,17 +424,12 @@ def _english_replaced(text: str, fact: str, match: re.Match[str], context: Conte
     return text[:start] + said + text[end:]
 
 
-def _english(text: str) -> bool:
-    """Is the text English with a few Chinese words (「He does 武术 every Saturday」)?"""
-    return len(re.findall(r"[A-Za-z]", text)) > 2 * len(_HAN.findall(text))
-
-
 def resolve(fact: str, context: Context | None, names: Iterable[str] = ()) -> str:
     """``fact`` with its pronouns named and, when it names nobody and the conversation is on a
     member, that member in front."""
     if context is None:
         return fact
-    if not _HAN.search(fact) or _english(fact):
+    if not _HAN.search(fact) or sources.mostly_english(fact):
         return _english_named(fact, context, names)
     text = fact
     child = _child(context.salient)

@@ -289,16 +289,19 @@ class WritePath:
         if not facts:
             await checkpoint.put("plan", [])
             return []
+        people = [u.text for u in session.utterances if u.role == "user"]
+        links = (await self._known_names(session.person, people))[1]  # one scroll per job
         plan: list[PlannedOp] = []
         for batch, start in enumerate(range(0, len(facts), MERGE_BATCH)):
             chunk = facts[start : start + MERGE_BATCH]
-            plan += await self._plan_batch(session, batch, chunk, outcome)
+            plan += await self._plan_batch(session, batch, chunk, links, outcome)
         await checkpoint.put("plan", [dataclasses.asdict(op) for op in plan])
         return plan
 
     async def _plan_batch(
-        self, session: SessionTranscript, batch: int, facts: list[str], outcome: Outcome
-    ) -> list[PlannedOp]:
+        self, session: SessionTranscript, batch: int, facts: list[str],
+        links: dict[str, str], outcome: Outcome,
+    ) -> list[PlannedOp]:  # fmt: skip
         """Up to MERGE_BATCH facts against their similar stored memories (and the facts before
         them in this session): the slot rules first (``workers.slots``), then — per
         ``write.merge`` — one merge call for what they left, or an ADD."""
@@ -314,7 +317,6 @@ class WritePath:
         found = [[h for h in hits if h.memory.photo is None] for hits in found]  # not the model's
         names = _names(facts, found)
         people = [u.text for u in session.utterances if u.role == "user"]
-        links = (await self._known_names(session.person, people))[1]
         learned = await self._attributes(facts, vectors, found)
         plan: list[PlannedOp] = []
         written: list[tuple[PlannedOp, Vector]] = []  # this batch's ADDs: later facts' candidates
