@@ -90,7 +90,15 @@ def applying(
     links to that name: ``aliases``, 女儿), else of whoever ``lookup.Scope`` says it is about;
     none for a request only for people outside the household."""
     asked = _understood(question)
-    return [m for m, cue in _in_scope(asked, constraints, aliases) if touches(asked.text, m, cue)]
+    scoped = _in_scope(asked, constraints, aliases)
+    if asked.scope.me:
+        # the speaker is in it too (「阿兰煮一碗汤圆给我呷」, 「我跟阿兰去呷杨枝甘露」): their own
+        # constraints are in scope beside the named member's — said only when the request names
+        # what one is about, never the closest by meaning
+        keys = {m.key for m, _ in scoped}
+        scoped += [(m, cue) for m, cue in constraints
+                   if m.key not in keys and (m.subject or "我") in entities.SELF_WORDS]  # fmt: skip
+    return [m for m, cue in scoped if touches(asked.text, m, cue)]
 
 
 def nearest_of_each(said: Sequence[Memory], scores: dict[str, float]) -> list[Memory]:

@@ -177,3 +177,14 @@ def test_a_request_for_an_outsider_that_names_a_member_is_that_members() -> None
         leo
     ]
     assert applying("同事过生日，帮我挑个面粉做的蛋糕", [(leo, None)]) == []
+
+
+def test_the_speakers_own_constraint_is_said_beside_a_named_members() -> None:
+    grapefruit = constraint("我吃的降压药是非洛地平，不能配西柚", "我")
+    mango = constraint("阿兰对芒果过敏", "阿兰")
+    both = [(grapefruit, None), (mango, None)]
+    # the member named cooks or shares; the speaker eats too
+    assert applying("阿兰，煮一碗西柚甜汤给我喝", both) == [grapefruit]
+    assert applying("下午我跟阿兰去吃芒果西柚冰", both) == [mango, grapefruit]
+    # still only what the request names: the speaker's rule is no concern of her mango
+    assert applying("给阿兰买一袋芒果带回去", both) == [mango]
