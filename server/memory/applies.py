@@ -22,7 +22,7 @@ up (the LOOK rule).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from memory import entities, kinship
 from memory.schema import Memory
@@ -120,7 +120,10 @@ def nearest_of_each(said: Sequence[Memory], scores: dict[str, float]) -> list[Me
 
 
 def closest(
-    question: str | Question, found: Sequence[tuple[Memory, float]], aliases: Sequence[str] = ()
+    question: str | Question,
+    found: Sequence[tuple[Memory, float]],
+    aliases: Sequence[str] = (),
+    judged: Collection[str] = (),
 ) -> list[Memory]:
     """When no constraint plainly applies: the one the read path found closest in meaning to
     the request (``found``: constraints a search by meaning brought, with their scores), and any
@@ -130,9 +133,11 @@ def closest(
     constraint is about (「外婆给糯米织了身羊毛小衣裤」 for an eczema rule), yet the constraint it
     concerns is the closest of that person's in 11 of 18 requests and within the margin in 3
     more; a constraint the lookup only scanned (no meaning in common) is never said this way
-    (「帮我买点洗衣液」 against a penicillin allergy)."""
+    (「帮我买点洗衣液」 against a penicillin allergy). Whose constraints they are is read on
+    all of ``found``; then those the knowledge table has ruled out (``judged``: keys) leave."""
     scored = {m.key: score for m, score in found}
-    pool = [m for m, _ in _in_scope(_understood(question), [(m, None) for m, _ in found], aliases)]
+    scoped = _in_scope(_understood(question), [(m, None) for m, _ in found], aliases)
+    pool = [m for m, _ in scoped if m.key not in judged]
     if not pool:
         return []
     best = max(scored[m.key] for m in pool)

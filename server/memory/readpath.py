@@ -429,17 +429,14 @@ class ReadPath:
             applies.applying(reading.understood, said, linked),
             {r.memory.key: r.score for r in result.safety},
         )
-        # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned
-        # nor one naming something the knowledge table knows: it has judged (布洛芬 is not
-        # of a penicillin allergy's family)
-        if (
-            not result.applies
-            and result.grounds is None
-            and _asks_or_plans(result.kind)
-            and not reading.understood.names_covered
-        ):
+        # a question for a household fact (「豆豆的狗粮一袋能吃几天？」) is answered, not warned;
+        # a constraint the knowledge table has judged is not the closest (布洛芬 is not of a
+        # penicillin allergy's family), but one of a family it does not know may be (三鲜馅 for
+        # a shrimp allergy: the table knows 饺子, not what a 三鲜 filling holds)
+        if not result.applies and result.grounds is None and _asks_or_plans(result.kind):
             by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
-            result.applies = applies.closest(reading.understood, by_meaning, linked)
+            judged = {m.key for m, _ in by_meaning if knowledge.rules_out(m.text, question)}
+            result.applies = applies.closest(reading.understood, by_meaning, linked, judged)
         if result.kind is not None and result.kind.kind is UtteranceKind.STATEMENT:
             # the person telling the constraint is not reminded of it
             result.applies = [m for m in result.applies if not applies.restated(question, m)]

@@ -175,6 +175,17 @@ def covers(constraint: str, request: str) -> bool:
     return any(compiled[i][1].search(asked) is not None for i in _families_of(constraint))
 
 
+def rules_out(constraint: str, request: str) -> bool:
+    """Has the table judged that ``constraint`` is no concern of ``request``: the request names
+    something a family covers, the constraint is of known families, and none of them covers it
+    (布洛芬 and a penicillin allergy)? A constraint of no known family is not judged."""
+    return (
+        names_covered(request)
+        and bool(_families_of(constraint))
+        and not covers(constraint, request)
+    )
+
+
 def covering(constraint: str, request: str) -> list[Family]:
     """The families of ``constraint`` that cover something ``request`` names (for the log)."""
     compiled, every, asked = _compiled(), families(), _items(request)

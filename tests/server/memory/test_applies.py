@@ -10,6 +10,7 @@ import pytest
 from memory.schema import Memory, MemoryClass, PersonId
 from server.memory.applies import applying, closest, nearest_of_each, spoken, touches
 from server.memory.readpath import ReadPath
+from server.understanding.knowledge import rules_out
 from server.understanding.question import Question
 from tests.memory.conftest import ZHANG
 
@@ -188,3 +189,15 @@ def test_the_speakers_own_constraint_is_said_beside_a_named_members() -> None:
     assert applying("下午我跟阿兰去吃芒果西柚冰", both) == [mango, grapefruit]
     # still only what the request names: the speaker's rule is no concern of her mango
     assert applying("给阿兰买一袋芒果带回去", both) == [mango]
+
+
+def test_the_closest_leaves_out_only_what_the_knowledge_table_ruled_out() -> None:
+    shrimp = constraint("我媳妇吃虾就起疙瘩，带壳的海鲜一律不碰", "媳妇")
+    heights = constraint("我媳妇恐高", "媳妇")
+    found = [(shrimp, 0.29), (heights, 0.2)]
+    # the table knows 饺子, not what a 三鲜 filling holds: the closest is still said
+    assert closest("今儿晚上给媳妇包点三鲜馅饺子", found) == [shrimp]
+    # a constraint the table has judged is not said
+    assert closest("今儿晚上给媳妇包点三鲜馅饺子", found, judged={shrimp.key, heights.key}) == []
+    assert rules_out("我对青霉素过敏", "我头疼，能吃片布洛芬吗")
+    assert not rules_out("我对青霉素过敏", "我想换个手机壳")  # it names nothing the table knows
