@@ -21,8 +21,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
-from memory import entities
+from memory import entities, kinship
 from memory.schema import Memory
 from memory.terms import any_of
 from server.understanding import knowledge
@@ -114,7 +115,18 @@ class Scope:
             return True
         # one relation, many spellings: 我妈 / 老妈 / 母亲 are the 妈妈 a request names
         named = {entities.canonical(word) for word in self.relations}
-        return any(entities.canonical(word) in named for word in about)
+        if any(entities.canonical(word) in named for word in about):
+            return True
+        # a member the household calls from the child's side (嗲嗲, 娭毑, 姥爷) is the one the
+        # speaker names from their own (公公 or 爸爸, 婆婆 or 妈妈, 岳父 or 爸爸): either parent
+        # may be speaking
+        return any(named & _speakers_words(word) for word in about)
+
+
+@lru_cache(maxsize=1024)
+def _speakers_words(term: str) -> frozenset[str]:
+    """What a parent may call the relative their child calls ``term``, canonical."""
+    return frozenset(entities.canonical(t) for t in kinship.from_childs_side(term))
 
 
 def scope_of(question: str, named: Sequence[str] = (), linked: Sequence[str] = ()) -> Scope:

@@ -163,3 +163,20 @@ def test_a_constraint_on_another_topic_stays_out_and_one_of_unknown_topic_stays_
     assert [m.text for m in medicine] == ["我对青霉素过敏", "我不能熬夜"]
     walkway = in_scope("带我去爬高空玻璃栈道", [penicillin, heights, odd], 4)
     assert [m.text for m in walkway] == ["我恐高，站在高处腿就发软", "我不能熬夜"]
+
+
+@pytest.mark.parametrize(
+    ("request_text", "subject", "concerned"),
+    [
+        ("我公公吃的那个抗凝药，平时要注意么子", "嗲嗲", True),  # a wife speaking
+        ("我婆婆血糖高，晚饭给她做点么子好", "娭毑", True),
+        ("给我爸买箱啤酒", "姥爷", True),  # the child's maternal grandfather: her father
+        ("给我妈买点蛋糕", "嗲嗲", False),  # a grandfather is no one's mother
+    ],
+)
+def test_a_member_called_from_the_childs_side_is_the_one_the_speaker_names(
+    request_text: str, subject: str, concerned: bool
+) -> None:
+    memory = Memory("他在吃华法林，止疼药不能乱吃", ZHANG, MemoryClass.SAFETY, subject=subject,
+                    entities=(subject,))  # fmt: skip
+    assert scope_of(request_text).covers(request_text, memory) is concerned
