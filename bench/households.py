@@ -39,6 +39,7 @@ from memory.importer import MemoryLine, import_memories
 from memory.schema import PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import Embedder
+from server.memory.household import HouseholdNames
 from server.memory.readpath import ReadPath, quiet_kind
 
 DAY = 86400.0
@@ -189,7 +190,11 @@ async def run_set(
             ]  # fmt: skip
             ids = [i for i, _ in live]
             vectors[person] = (ids, np.array(embedder.embed([t for _, t in live])))
-        read_path = ReadPath(embedder, store, settings.memory)
+        # the household's names as a device session would have read them when it opened
+        names = HouseholdNames(store, settings.asr.household_names)
+        for person in households.memories:
+            await names.read(PersonId(person))
+        read_path = ReadPath(embedder, store, settings.memory, names=names.members)
         for q in households.questions:
             recall = await read_path.recall(PersonId(q.person), q.text, now=now)
             quiet = quiet_kind(recall.kind)

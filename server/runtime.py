@@ -265,6 +265,8 @@ def _household_names(
     a = settings.asr
     if memory is None or not (a.household_names or (a.hotwords and a.household_words)):
         return None
+    if memory.names is not None:
+        return memory.names  # the read path's too: one read per person for both
     words = a.household_words if a.hotwords else 0
     return HouseholdNames(memory.store, a.household_names, word_limit=words)
 

@@ -9,6 +9,7 @@ from config.settings import HearthSettings
 from memory.engine import build_core, build_embedder, index_store
 from memory.store import MemoryStore
 from providers.embedder import Embedder
+from server.memory.household import HouseholdNames
 from server.memory.readpath import ReadPath
 
 __all__ = ["MemoryEngine", "build_embedder", "build_memory"]
@@ -20,6 +21,7 @@ class MemoryEngine:
     store: MemoryStore
     read_path: ReadPath
     index_min_points: int = 0
+    names: HouseholdNames | None = None  # the household's names and words, read in background
 
     def index(self) -> None:
         index_store(self.store, self.index_min_points)
@@ -30,5 +32,11 @@ class MemoryEngine:
 
 def build_memory(settings: HearthSettings, embedder: Embedder | None = None) -> MemoryEngine:
     core = build_core(settings, embedder)
-    read_path = ReadPath(core.embedder, core.store, settings.memory, settings.embedded_llm)
-    return MemoryEngine(core.embedder, core.store, read_path, core.index_min_points)
+    a = settings.asr
+    names = HouseholdNames(
+        core.store, a.household_names, word_limit=a.household_words if a.hotwords else 0
+    )
+    read_path = ReadPath(
+        core.embedder, core.store, settings.memory, settings.embedded_llm, names.members
+    )
+    return MemoryEngine(core.embedder, core.store, read_path, core.index_min_points, names)

@@ -33,6 +33,7 @@ from memory.store import MemoryStore, Search, store_call
 log = structlog.get_logger(__name__)
 
 SCAN = 500  # the person's newest memories read per refresh (names recur; old ones too)
+MEMBERS = 40  # the names the read path looks for in a question (the recogniser takes fewer)
 REFRESH_S = 300.0  # how long a person's names are kept before they are read again
 RETRY_S = 30.0  # after a failed read
 
@@ -112,8 +113,13 @@ class HouseholdNames:
         self._again: set[PersonId] = set()  # refreshed while a read was under way
 
     def known(self, person: PersonId) -> tuple[str, ...]:
-        """The person's names as last read (none yet: ``()``); a stale or missing entry starts
-        a read in the background."""
+        """The person's names for the recogniser (its ``limit``), as last read (none yet:
+        ``()``); a stale or missing entry starts a read in the background."""
+        return self.members(person)[: self._limit]
+
+    def members(self, person: PersonId) -> tuple[str, ...]:
+        """Every name of the person's household as last read (up to ``MEMBERS``, most used
+        first), for the read path; as ``known``, never awaited."""
         entry = self._known.get(person)
         if entry is None or self._clock() >= entry[0]:
             self._start(person)
@@ -159,14 +165,14 @@ class HouseholdNames:
             memories = await store_call(
                 self._store, self._store.newest, person, Search([], 0), None, SCAN
             )
-        except Exception as exc:  # the store down: the recogniser goes on without the hint
-            log.warning("asr.names_unavailable", person=person, error=str(exc))
+        except Exception as exc:  # the store down: recogniser and read path go on without
+            log.warning("household.names_unavailable", person=person, error=str(exc))
             self._known[person] = (self._clock() + RETRY_S, previous, words, phrases)
             return
         names, words, phrases = await asyncio.to_thread(self._read_off, memories)
         if names != previous:
             log.info(
-                "asr.names", person=person, names=list(names), words=len(words),
+                "household.names", person=person, names=list(names), words=len(words),
                 phrases=len(phrases),
             )  # fmt: skip
         self._known[person] = (self._clock() + REFRESH_S, names, words, phrases)
@@ -174,7 +180,7 @@ class HouseholdNames:
     def _read_off(self, memories: list[Memory]) -> tuple[Words, Words, Phrases]:
         """Names, words and their phrases (the tagger takes ~50 ms for 500 memories: off the
         event loop)."""
-        names = tuple(ranked_names(memories, self._limit))
+        names = tuple(ranked_names(memories, max(self._limit, MEMBERS)))
         words = household_words(memories, self._word_limit) if self._word_limit else []
         words = [w for w in words if w not in names]
         return names, tuple(words), tuple(household_phrases(memories, words))

@@ -58,7 +58,7 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
 import structlog
@@ -90,6 +90,7 @@ TOPIC_HITS = 1
 # how sure the utterance-kind classifier must be before a turn reads no memory at all
 QUIET_CONFIDENCE = 0.8
 # the searches that find a constraint by what the request means (not the lookup's scan of all)
+Names = Callable[[PersonId], Sequence[str]]  # a person's household names, known now
 MEANT = frozenset(("direct", "lexical", "cue"))
 SAFETY_SCAN = 20  # the lookup reads this many of the person's constraints (check_safety's cap)
 
@@ -168,12 +169,15 @@ class _Reading:
 class ReadPath:
     def __init__(
         self, embedder: Embedder, store: MemoryStore, settings: MemorySettings,
-        embedded_llm: bool = True,
+        embedded_llm: bool = True, names: Names | None = None,
     ) -> None:  # fmt: skip
         self.embedder = embedder
         self.store = store
         self.settings = settings
         self.embedded_llm = embedded_llm  # the related budget (``related_limit: auto``)
+        # the household's names known now, never awaited (server.memory.household): a name
+        # the question says is searched for in round 1, before any hit has named it
+        self.names = names
         self._shared: dict[str, ReadPath] = {}  # other stores of a household, by owner
         warm_words()  # the place names of unanchored questions: jieba's dictionary, once
 
@@ -244,6 +248,8 @@ class ReadPath:
             searches.append(
                 Search(vector, s.cue_limit, s.cue_threshold, cues=True, exclude_expired=False)
             )
+        # 「孙玉芳搬东西有啥要注意的」: no hit names 玉芳 unless her memories are asked for
+        relations = (*relations, *self._names_said(result.person, question, relations))
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
@@ -251,6 +257,17 @@ class ReadPath:
         assert understood.now is not None
         reading = _Reading(understood, understood.now, result, covered, cues, asked, at)
         return reading, searches
+
+    def _names_said(
+        self, person: PersonId, question: str, relations: Sequence[str]
+    ) -> tuple[str, ...]:
+        """The household's names (known before this turn) the question says."""
+        known = self.names(person) if self.names is not None else ()
+        return tuple(
+            name for name in known
+            if name not in relations and name not in entities.RELATIONS
+            and entities.said_itself(question, name)
+        )  # fmt: skip
 
     def _take_first_round(
         self, reading: _Reading, searches: list[Search], first: list[list[Hit]]
@@ -534,7 +551,7 @@ class ReadPath:
         found = self._shared.get(sharing.name)
         if found is None:
             owned = household_read.OwnedStore(self.store, sharing.name)
-            found = ReadPath(self.embedder, owned, self.settings, self.embedded_llm)
+            found = ReadPath(self.embedder, owned, self.settings, self.embedded_llm, self.names)
             self._shared[sharing.name] = found
         return found
 

@@ -125,9 +125,11 @@ async def test_a_dead_store_costs_the_hint_only() -> None:
     names = HouseholdNames(DeadStore(), 12)  # type: ignore[arg-type]
     with capture_logs() as logs:
         assert names.known(ZHANG) == ()
-        await wait_until(lambda: any(e["event"] == "asr.names_unavailable" for e in logs))
+        await wait_until(lambda: any(e["event"] == "household.names_unavailable" for e in logs))
         assert names.known(ZHANG) == ()  # no retry storm: the failure is kept for a while
-    assert [e["error"] for e in logs if e["event"] == "asr.names_unavailable"] == ["store down"]
+    assert [e["error"] for e in logs if e["event"] == "household.names_unavailable"] == [
+        "store down"
+    ]
 
 
 class RecordingASR:

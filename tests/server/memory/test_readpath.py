@@ -509,3 +509,41 @@ async def test_a_question_about_memory_no_gate_answers_hears_the_nearest(
     thanks = await read_path.recall(chen, "谢谢你啊")
     assert thanks.related == () and thanks.safety == ()
     store.close()
+
+
+async def test_a_household_name_the_question_says_is_searched_in_the_first_round(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """「孙玉芳搬东西有啥要注意的」: on a household's store no hit of the question named 玉芳 by
+    meaning, so her constraint was not found; with the household's names known before the turn
+    (read in the background, ``server.memory.household``) round 1 searches what is about her,
+    in the same two round trips."""
+    from memory.importer import MemoryLine, import_memories
+    from server.memory.household import HouseholdNames
+
+    store = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
+    rows = [
+        ("玉芳骨质疏松，腰椎骨折过一次：超过5斤的东西别让她搬，别弯腰提重物", "safety", "玉芳"),
+        ("玉芳甲减，每天早上空腹吃优甲乐", "safety", "玉芳"),
+        ("孙子豆豆对鸡蛋过敏，加了鸡蛋的点心都不能给他吃", "safety", "豆豆"),
+        ("我在吃辛伐他汀降血脂，不能吃西柚", "safety", "我"),
+        ("玉芳爱听秦腔，最喜欢《三滴血》", "preference", "玉芳"),
+        ("电子血压计在卧室床头柜第二个抽屉里", "fact", None),
+    ]
+    lines = [MemoryLine(text=t, cls=c, subject=s, source="test") for t, c, s in rows]
+    import_memories(lines, ZHANG, embedder, store)
+    settings = load_settings().memory
+    question = "孙玉芳搬东西有啥要注意的"
+    try:
+        names = HouseholdNames(store, 0)
+        await names.read(ZHANG)
+        assert "玉芳" in names.members(ZHANG)
+        assert names.known(ZHANG) == ()  # the recogniser's limit: none asked for
+        read_path = ReadPath(embedder, store, settings, names=names.members)
+        assert read_path._names_said(ZHANG, question, ()) == ("玉芳",)
+        assert read_path._names_said(ZHANG, "我想喝杯热牛奶", ()) == ()
+        recall = await read_path.recall(ZHANG, question)
+        assert any("骨质疏松" in t for t in texts(recall.safety)), recall.block
+        assert recall.round_trips <= 2
+    finally:
+        store.close()
