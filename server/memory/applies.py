@@ -37,7 +37,11 @@ _FUNCTION = frozenset(
     "我你您他她它们家让被从到说用种类样些次天每早晚上下午中里外前后时候可以别得地"
 )
 # how a constraint is told (restated): what it forbids or what the person cannot take
-_FORBIDS = re.compile(r"过敏|不能|不可以|不让|不要|不许|别|忌|禁|不宜|只能|受不了")
+_FORBIDS = re.compile(
+    r"过敏|不能|不可以|不让|不要|不许|不准|别|忌|禁|不宜|只能|受不了|勿|莫|唔(?:好|可以|得|准)|"
+    r"allerg|\bno\b|\bnever\b|\bavoid|must not|mustn't|can't|cannot|don't|not allowed",
+    re.IGNORECASE,
+)
 # closest(): how near the best score another constraint must be to be said too, and how many
 CLOSE_MARGIN = 0.03
 SAID_AT_MOST = 2
@@ -66,18 +70,30 @@ def item_words(text: str, names: Sequence[str]) -> set[str]:
     }
 
 
-def touches(question: str, memory: Memory, cue: str | None = None) -> bool:
+def touches(question: str, memory: Memory, cue: str | None = None, telling: bool = False) -> bool:
     """Does the request name what this constraint is about (an item, one step of knowledge, or
-    a cue's item)?"""
+    a cue's item)? ``telling``: the person states a fact rather than asks or plans — then only
+    an item of what the constraint forbids counts, not its condition (「今天量血压一百三」 shares
+    血压 with a blood-pressure pill's grapefruit rule and is no occasion for it)."""
     names = [n for n in (memory.subject, *memory.entities) if n]
     asked = item_words(question, names)
-    if asked & item_words(memory.text, names):
+    held = forbidding(memory.text) if telling else memory.text
+    if asked & item_words(held, names):
         return True
     # whom it is about is no item either: a budgie called Kiwi is no kiwi fruit
     proper = [n for n in names if n not in entities.RELATIONS and n not in entities.SELF_WORDS]
     if knowledge.covers(_without(memory.text, proper), _without(question, proper)):
         return True
     return cue is not None and bool(asked & item_words(cue, names))
+
+
+_CLAUSE = re.compile(r"[^，。,.;；:：!！?？]+")
+
+
+def forbidding(text: str) -> str:
+    """The clauses of a constraint that say what it forbids (``_FORBIDS``), or all of it."""
+    said = [c for c in _CLAUSE.findall(text) if _FORBIDS.search(c)]
+    return "，".join(said) if said else text
 
 
 def applying(
@@ -98,7 +114,9 @@ def applying(
         keys = {m.key for m, _ in scoped}
         scoped += [(m, cue) for m, cue in constraints
                    if m.key not in keys and (m.subject or "我") in entities.SELF_WORDS]  # fmt: skip
-    return [m for m, cue in scoped if touches(asked.text, m, cue)]
+    kind = asked.kind
+    telling = kind is not None and kind.kind.value == "statement" and not kind.plans
+    return [m for m, cue in scoped if touches(asked.text, m, cue, telling)]
 
 
 def nearest_of_each(said: Sequence[Memory], scores: dict[str, float]) -> list[Memory]:

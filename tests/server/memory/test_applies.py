@@ -8,7 +8,14 @@ from __future__ import annotations
 import pytest
 
 from memory.schema import Memory, MemoryClass, PersonId
-from server.memory.applies import applying, closest, nearest_of_each, spoken, touches
+from server.memory.applies import (
+    applying,
+    closest,
+    forbidding,
+    nearest_of_each,
+    spoken,
+    touches,
+)
 from server.memory.readpath import ReadPath
 from server.understanding.knowledge import rules_out
 from server.understanding.question import Question
@@ -201,3 +208,13 @@ def test_the_closest_leaves_out_only_what_the_knowledge_table_ruled_out() -> Non
     assert closest("今儿晚上给媳妇包点三鲜馅饺子", found, judged={shrimp.key, heights.key}) == []
     assert rules_out("我对青霉素过敏", "我头疼，能吃片布洛芬吗")
     assert not rules_out("我对青霉素过敏", "我想换个手机壳")  # it names nothing the table knows
+
+
+def test_a_statement_hears_a_constraint_only_for_what_it_forbids() -> None:
+    pill = constraint("我吃的降压药是非洛地平，医生交代不能配西柚，会让血压掉太低", "我")
+    # telling a reading shares 血压 with the rule's condition: no occasion for it
+    assert not touches("今天量血压一百三，医生讲还可以", pill, telling=True)
+    assert touches("今天早上喝了一杯西柚汁", pill, telling=True)
+    # a request or plan still hears it by any of its items
+    assert touches("帮我买个量血压的仪器", pill)
+    assert forbidding("Leo has coeliac disease. No wheat, no barley.") == " No wheat， no barley"
