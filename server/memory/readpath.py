@@ -454,6 +454,12 @@ class ReadPath:
             by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
             judged = {m.key for m, _ in by_meaning if knowledge.rules_out(m.text, question)}
             result.applies = applies.closest(reading.understood, by_meaning, linked, judged)
+        understood = reading.understood
+        asked = result.kind is not None and result.kind.kind is UtteranceKind.MEMORY_QUESTION
+        if asked and understood.state and not understood.caution:
+            # a question for what is so (「娭毑的血糖仪放哪了」「公公的华法林现在一天吃几片」) is
+            # answered from memory, not warned: its constraints stay in the group for the model
+            result.applies = []
         if result.kind is not None and result.kind.kind is UtteranceKind.STATEMENT:
             # the person telling the constraint is not reminded of it
             result.applies = [m for m in result.applies if not applies.restated(question, m)]

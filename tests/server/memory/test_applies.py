@@ -218,3 +218,13 @@ def test_a_statement_hears_a_constraint_only_for_what_it_forbids() -> None:
     # a request or plan still hears it by any of its items
     assert touches("帮我买个量血压的仪器", pill)
     assert forbidding("Leo has coeliac disease. No wheat, no barley.") == " No wheat， no barley"
+
+
+async def test_a_question_for_what_is_so_is_answered_not_warned(read_path: ReadPath) -> None:
+    """「妈妈的降压药放哪了」 asks memory where something is: the pill's grapefruit rule stays in
+    the group for the model, Hearth says nothing first; asking whether she may is warned."""
+    where = await read_path.recall(ZHANG, "妈妈的降压药放哪了？")
+    assert where.kind is not None and where.kind.kind.value == "memory_question"
+    assert where.applies == ()
+    may = await read_path.recall(ZHANG, "妈妈早上能喝杯西柚汁吗？")
+    assert [m.text for m in may.applies] == ["妈妈每天早上吃降压药，不能和西柚一起吃"]
