@@ -36,6 +36,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.e2e.hearth import Answer, running_hearth
+from bench.households import hearths_class
 from bench.results import Figure
 from server.device.heeding import forbidden_items
 from server.device.reply_checks import APOLOGY_EMPTY
@@ -137,8 +138,8 @@ def snapshot_jsonl(rows: list[dict[str, Any]], now: float) -> str:
     lines = []
     for row in rows:
         days = row.get("expires_in_days")
-        line = {"text": row["text"], "cls": row.get("cls"), "decay": row.get("decay"),
-                "subject": row.get("subject"), "source": "bench",
+        line = {"text": row["text"], "cls": hearths_class(row.get("cls")),
+                "decay": row.get("decay"), "subject": row.get("subject"), "source": "bench",
                 "expires_at": None if days is None else now + float(days) * DAY}  # fmt: skip
         lines.append(json.dumps({k: v for k, v in line.items() if v is not None},
                                 ensure_ascii=False))  # fmt: skip

@@ -36,7 +36,7 @@ from rich.table import Table
 from bench.results import Figure
 from config.settings import HearthSettings
 from memory.importer import MemoryLine, import_memories
-from memory.schema import PersonId
+from memory.schema import MemoryClass, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import Embedder
 from server.memory.household import HouseholdNames
@@ -103,10 +103,18 @@ def _requests_set(data: dict[str, Any]) -> HouseholdSet:
     return HouseholdSet(dict(data["memories"]), questions)
 
 
+def hearths_class(cls: str | None) -> str | None:
+    """A set's memory class as Hearth has it: a class a writer used that Hearth does not have
+    (a routine, a habit) is a lasting fact, as the write path would store it."""
+    if cls is None or cls in {c.value for c in MemoryClass}:
+        return cls
+    return MemoryClass.FACT.value
+
+
 def memory_line(row: dict[str, Any], now: float) -> MemoryLine:
     days = row.get("expires_in_days")
     return MemoryLine(
-        text=row["text"], cls=row.get("cls"), decay=row.get("decay"),
+        text=row["text"], cls=hearths_class(row.get("cls")), decay=row.get("decay"),
         subject=row.get("subject"), source="bench",
         expires_at=None if days is None else now + float(days) * DAY,
     )  # fmt: skip

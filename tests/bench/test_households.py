@@ -40,3 +40,11 @@ async def test_recall_noise_forbidden_and_the_baseline_are_scored(
     # Hearth says the egg allergy itself for the egg custard, and nothing for the thanks
     assert summary.said == (1, 1) and summary.said_beside == 0
     assert summary.said_unwanted == (0, 2)
+
+
+def test_a_class_hearth_does_not_have_is_read_as_a_lasting_fact() -> None:
+    from bench.households import hearths_class
+
+    assert hearths_class("routine") == "fact"
+    assert hearths_class("safety") == "safety"
+    assert hearths_class(None) is None
