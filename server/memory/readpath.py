@@ -451,7 +451,7 @@ class ReadPath:
         # penicillin allergy's family), but one of a family it does not know may be (三鲜馅 for
         # a shrimp allergy: the table knows 饺子, not what a 三鲜 filling holds)
         if not result.applies and result.grounds is None and _asks_or_plans(result.kind):
-            by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
+            by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT or r.meant]
             judged = {m.key for m, _ in by_meaning if knowledge.rules_out(m.text, question)}
             result.applies = applies.closest(reading.understood, by_meaning, linked, judged)
         understood = reading.understood
@@ -722,8 +722,9 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
             found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
         elif known.why == "lexical" and why in ("relation", "slot", "schedule"):
             # a word match that is also about whom the question asks (「女儿叫小橙子」 for
-            # 「我女儿…」): its names start the name round like any such hit
-            found[memory.key] = replace(known, why=why)
+            # 「我女儿…」): its names start the name round like any such hit, and it is still
+            # one a search by meaning found (``applies.closest``)
+            found[memory.key] = replace(known, why=why, meant=True)
 
 
 def _group(memory: Memory) -> Group:

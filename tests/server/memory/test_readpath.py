@@ -547,3 +547,19 @@ async def test_a_household_name_the_question_says_is_searched_in_the_first_round
         assert recall.round_trips <= 2
     finally:
         store.close()
+
+
+def test_a_word_match_the_relation_round_claims_is_still_one_found_by_meaning() -> None:
+    """With household names searched in round 1, a constraint the lexical round found is also
+    the relation round's (「甜甜说想吃赤甲红…」): it starts the name round, and stays a candidate
+    for the closest constraint by meaning."""
+    from memory.store import Hit
+    from server.memory.read_result import Recalled
+    from server.memory.readpath import _collect
+
+    allergy = Memory("甜甜对虾和螃蟹过敏", ZHANG, MemoryClass.SAFETY, subject="甜甜")
+    found: dict[str, Recalled] = {}
+    _collect(found, [Hit(allergy, 0.31)], "lexical", time.time())
+    _collect(found, [Hit(allergy, 0.31)], "relation", time.time())
+    [recalled] = found.values()
+    assert recalled.why == "relation" and recalled.meant
