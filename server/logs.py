@@ -9,6 +9,19 @@ from typing import TextIO
 import structlog
 
 
+class _Stderr:
+    """Whatever ``sys.stderr`` is when an event is written (a test runner swaps it)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+STDERR: TextIO = _Stderr()  # type: ignore[assignment]
+
+
 def configure_logging(
     level: str = "info", fmt: str = "console", stream: TextIO | None = None
 ) -> None:

@@ -116,16 +116,26 @@ def recall(
     import asyncio
 
     from memory.identity import person_id
+    from server.logs import STDERR, configure_logging
     from server.memory.engine import build_memory
 
     settings = _settings()
+    # what it prints is the answer (``--json`` is read by scripts): events go to stderr
+    configure_logging(settings.log_level, settings.log_format, stream=STDERR)
     admin = running_admin(settings)
     if admin is not None:
         data = _call(admin, "/admin/memory/recall", {"person": person, "question": question})
     else:
         engine = build_memory(settings)
+
+        async def read() -> dict[str, Any]:
+            who = person_id(person)
+            if engine.names is not None:  # as a device session opening reads them
+                await engine.names.read(who)
+            return (await engine.read_path.recall(who, question)).as_json()
+
         try:
-            data = asyncio.run(engine.read_path.recall(person_id(person), question)).as_json()
+            data = asyncio.run(read())
         finally:
             engine.close()
     if as_json:
