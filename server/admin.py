@@ -133,6 +133,8 @@ class _MemoryAdmin:
             )  # fmt: skip
         except PersonBusyError as exc:
             return JSONResponse({"error": f"{exc}; nothing was imported, try again"}, 409)
+        if self.memory.names is not None:  # the names it brings, for the next turn's round 1
+            self.memory.names.refresh(who)
         pending = [m.key for m in stored if m.tags_pending]
         # lines with a constraint or preference class and no cues: the worker makes them
         given = {line.text.strip() for line in lines if line.cues}
