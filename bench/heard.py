@@ -52,7 +52,7 @@ _REFUSED = re.compile(
 )
 _SENTENCES = re.compile(r"(?<=[。！？!?；;])")
 _BARE_ACK = re.compile(r"^\s*(好的|好|嗯|行|可以|没问题|收到)[，,。！!]?\s*$")
-_ENDS = re.compile(r"[。！？!?.…~）)」\"'a-zA-Z0-9]\s*$")
+_ENDS = re.compile(r"[。！？!?.…~）)」』”’\"'a-zA-Z0-9]\s*$")
 NOT_DUE = frozenset(("statement", "chit_chat", "device_command", "unrelated_task", "plan_request",
                      "memory_question"))  # fmt: skip
 

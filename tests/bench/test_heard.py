@@ -42,6 +42,8 @@ def test_apologies_fragments_and_reminders_not_due() -> None:
     assert judge(statement, "好的，", {}).fragment
     assert judge(statement, "提醒一下：你说过要去看牙。", {}).reminder_not_due
     assert tally([judge(statement, "好的，我知道了。", {})]).fragments == 0
+    # a last sentence that closes a quotation is whole
+    assert not judge(statement, "他说：“难道我就不能自己带吗？”", {}).fragment
 
 
 def test_a_households_set_reads_as_requests(tmp_path: Path) -> None:
