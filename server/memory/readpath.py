@@ -89,8 +89,8 @@ LEXICAL_TERMS_ANCHORED = 1
 TOPIC_HITS = 1
 # how sure the utterance-kind classifier must be before a turn reads no memory at all
 QUIET_CONFIDENCE = 0.8
-# the searches that find a constraint by what the request means (not the lookup's scan of all)
 Names = Callable[[PersonId], Sequence[str]]  # a person's household names, known now
+# the searches that find a constraint by what the request means (not the lookup's scan of all)
 MEANT = frozenset(("direct", "lexical", "cue"))
 SAFETY_SCAN = 20  # the lookup reads this many of the person's constraints (check_safety's cap)
 
