@@ -31,9 +31,6 @@ class Recalled:
     why: Why
     group: Group
     cue: str | None = None  # the cue that brought it (why == "cue")
-    # a search by meaning found it too (a word match that the relation round then claimed:
-    # ``why`` names the round whose names it starts, this what it shares with the question)
-    meant: bool = False
 
     @property
     def promoted(self) -> bool:

@@ -143,6 +143,7 @@ class _Reading:
     cued: dict[str, Hit] = field(default_factory=dict)  # the memories cues point at
     concerned: list[str] = field(default_factory=list)  # whom the question is about
     nearest: list[Hit] = field(default_factory=list)  # round 1's live direct hits, best first
+    named: bool = False  # round 1 searched the household names the question says
 
     @property
     def question(self) -> str:
@@ -248,14 +249,18 @@ class ReadPath:
             searches.append(
                 Search(vector, s.cue_limit, s.cue_threshold, cues=True, exclude_expired=False)
             )
-        # 「孙玉芳搬东西有啥要注意的」: no hit names 玉芳 unless her memories are asked for
-        relations = (*relations, *self._names_said(result.person, question, relations))
         if relations and s.entity_limit:
             # "the family" spans several people: give every member a chance
             limit = s.entity_limit * (2 if len(relations) > 2 else 1)
             searches.append(Search(vector, limit, s.relation_threshold, relations))
+        # 「孙玉芳搬东西有啥要注意的」: no hit names 玉芳 unless her memories are asked for — the
+        # name round of round 2, a round early (its hits are "entity" hits, as there)
+        named = self._names_said(result.person, question, relations) if s.entity_limit else ()
+        if named:
+            searches.append(Search(vector, s.entity_limit, s.relation_threshold, named))
         assert understood.now is not None
         reading = _Reading(understood, understood.now, result, covered, cues, asked, at)
+        reading.named = bool(named)
         return reading, searches
 
     def _names_said(
@@ -298,8 +303,11 @@ class ReadPath:
             reading.targeted |= {h.memory.key for h in then}
         reading.cued = _cued(next(rounds), found, s.cue_limit) if reading.cues else {}
         reading.targeted |= reading.cued.keys()
-        for about in rounds:
+        rest = list(rounds)
+        by_name = rest.pop() if reading.named else []
+        for about in rest:
             _collect(found, about, "relation", now)
+        _collect(found, by_name, "entity", now)
 
     def _take_lookup(self, reading: _Reading, hits: list[Hit]) -> None:
         """The safety lookup's scan: the constraints in scope of the request."""
@@ -451,7 +459,7 @@ class ReadPath:
         # penicillin allergy's family), but one of a family it does not know may be (三鲜馅 for
         # a shrimp allergy: the table knows 饺子, not what a 三鲜 filling holds)
         if not result.applies and result.grounds is None and _asks_or_plans(result.kind):
-            by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT or r.meant]
+            by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
             judged = {m.key for m, _ in by_meaning if knowledge.rules_out(m.text, question)}
             result.applies = applies.closest(reading.understood, by_meaning, linked, judged)
         understood = reading.understood
@@ -722,9 +730,8 @@ def _collect(found: dict[str, Recalled], hits: list[Hit], why: Why, now: float) 
             found[memory.key] = Recalled(memory, hit.score, why, _group(memory))
         elif known.why == "lexical" and why in ("relation", "slot", "schedule"):
             # a word match that is also about whom the question asks (「女儿叫小橙子」 for
-            # 「我女儿…」): its names start the name round like any such hit, and it is still
-            # one a search by meaning found (``applies.closest``)
-            found[memory.key] = replace(known, why=why, meant=True)
+            # 「我女儿…」): its names start the name round like any such hit
+            found[memory.key] = replace(known, why=why)
 
 
 def _group(memory: Memory) -> Group:

@@ -549,17 +549,31 @@ async def test_a_household_name_the_question_says_is_searched_in_the_first_round
         store.close()
 
 
-def test_a_word_match_the_relation_round_claims_is_still_one_found_by_meaning() -> None:
-    """With household names searched in round 1, a constraint the lexical round found is also
-    the relation round's (「甜甜说想吃赤甲红…」): it starts the name round, and stays a candidate
-    for the closest constraint by meaning."""
-    from memory.store import Hit
-    from server.memory.read_result import Recalled
-    from server.memory.readpath import _collect
+async def test_a_name_searched_in_round_1_leaves_a_word_match_found_by_meaning(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """The name round run early (``ReadPath.names``) brings "entity" hits, as in round 2: a
+    constraint the lexical round found stays one found by meaning, so a request naming nothing
+    it is about still hears it as the closest (「甜甜说想吃赤甲红…」 and her shellfish allergy)."""
+    from memory.importer import MemoryLine, import_memories
+    from server.memory.household import HouseholdNames
 
-    allergy = Memory("甜甜对虾和螃蟹过敏", ZHANG, MemoryClass.SAFETY, subject="甜甜")
-    found: dict[str, Recalled] = {}
-    _collect(found, [Hit(allergy, 0.31)], "lexical", time.time())
-    _collect(found, [Hit(allergy, 0.31)], "relation", time.time())
-    [recalled] = found.values()
-    assert recalled.why == "relation" and recalled.meant
+    store = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
+    rows = [
+        ("甜甜对虾和螃蟹过敏，吃一口浑身起疙瘩", "safety", "甜甜"),
+        ("燕子有甲亢，海带、紫菜这些含碘高的都不能吃", "safety", "燕子"),
+        ("我对磺胺类的药过敏", "safety", "我"),
+        ("甜甜在幼儿园上中班", "fact", "甜甜"),
+    ]
+    lines = [MemoryLine(text=t, cls=c, subject=w, source="test") for t, c, w in rows]
+    import_memories(lines, ZHANG, embedder, store)
+    names = HouseholdNames(store, 0)
+    try:
+        await names.read(ZHANG)
+        read_path = ReadPath(embedder, store, load_settings().memory, names=names.members)
+        recall = await read_path.recall(ZHANG, "甜甜说想吃赤甲红，明儿早市买几个回来给她蒸上")
+        whys = {r.memory.text: r.why for r in recall.safety}
+        assert whys.get("甜甜对虾和螃蟹过敏，吃一口浑身起疙瘩") in ("direct", "lexical"), whys
+        assert [m.subject for m in recall.applies] == ["甜甜"]
+    finally:
+        store.close()
