@@ -27,6 +27,7 @@ from collections.abc import Collection, Sequence
 from memory import entities, kinship
 from memory.schema import Memory
 from memory.terms import any_of, terms
+from memory.utterance_kinds import UtteranceKind
 from server.understanding import knowledge
 from server.understanding.question import Question
 
@@ -115,7 +116,7 @@ def applying(
         scoped += [(m, cue) for m, cue in constraints
                    if m.key not in keys and (m.subject or "我") in entities.SELF_WORDS]  # fmt: skip
     kind = asked.kind
-    telling = kind is not None and kind.kind.value == "statement" and not kind.plans
+    telling = kind is not None and kind.kind is UtteranceKind.STATEMENT and not kind.plans
     return [m for m, cue in scoped if touches(asked.text, m, cue, telling)]
 
 

@@ -460,7 +460,10 @@ class ReadPath:
         # a shrimp allergy: the table knows 饺子, not what a 三鲜 filling holds)
         if not result.applies and result.grounds is None and _asks_or_plans(result.kind):
             by_meaning = [(r.memory, r.score) for r in result.safety if r.why in MEANT]
-            judged = {m.key for m, _ in by_meaning if knowledge.rules_out(m.text, question)}
+            # judged only when the request names what some family covers (read once, cached)
+            judged = {
+                m.key for m, _ in by_meaning if knowledge.rules_out(m.text, question)
+            } if reading.understood.names_covered else set()  # fmt: skip
             result.applies = applies.closest(reading.understood, by_meaning, linked, judged)
         understood = reading.understood
         asked = result.kind is not None and result.kind.kind is UtteranceKind.MEMORY_QUESTION

@@ -9,9 +9,11 @@ import pytest
 
 from config.settings import load_settings
 from memory import terms
+from memory.importer import MemoryLine, import_memories
 from memory.schema import Decay, Memory, MemoryClass, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
+from server.memory.household import HouseholdNames
 from server.memory.readpath import EXPIRY_SLACK, ReadPath, _grounds
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
 from server.understanding.question import Question
@@ -511,6 +513,19 @@ async def test_a_question_about_memory_no_gate_answers_hears_the_nearest(
     store.close()
 
 
+async def _named_household(
+    tmp_path: Path, embedder: UseEmbedder, rows: list[tuple[str, str, str | None]]
+) -> tuple[EdgeMemoryStore, HouseholdNames]:
+    """A store holding ``rows`` (text, class, subject) for ZHANG, and its household's names
+    read as a session opening reads them."""
+    store = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
+    lines = [MemoryLine(text=t, cls=c, subject=w, source="test") for t, c, w in rows]
+    import_memories(lines, ZHANG, embedder, store)
+    names = HouseholdNames(store, 0)
+    await names.read(ZHANG)
+    return store, names
+
+
 async def test_a_household_name_the_question_says_is_searched_in_the_first_round(
     tmp_path: Path, embedder: UseEmbedder
 ) -> None:
@@ -518,25 +533,17 @@ async def test_a_household_name_the_question_says_is_searched_in_the_first_round
     meaning, so her constraint was not found; with the household's names known before the turn
     (read in the background, ``server.memory.household``) round 1 searches what is about her,
     in the same two round trips."""
-    from memory.importer import MemoryLine, import_memories
-    from server.memory.household import HouseholdNames
-
-    store = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
-    rows = [
+    store, names = await _named_household(tmp_path, embedder, [
         ("玉芳骨质疏松，腰椎骨折过一次：超过5斤的东西别让她搬，别弯腰提重物", "safety", "玉芳"),
         ("玉芳甲减，每天早上空腹吃优甲乐", "safety", "玉芳"),
         ("孙子豆豆对鸡蛋过敏，加了鸡蛋的点心都不能给他吃", "safety", "豆豆"),
         ("我在吃辛伐他汀降血脂，不能吃西柚", "safety", "我"),
         ("玉芳爱听秦腔，最喜欢《三滴血》", "preference", "玉芳"),
         ("电子血压计在卧室床头柜第二个抽屉里", "fact", None),
-    ]
-    lines = [MemoryLine(text=t, cls=c, subject=s, source="test") for t, c, s in rows]
-    import_memories(lines, ZHANG, embedder, store)
+    ])  # fmt: skip
     settings = load_settings().memory
     question = "孙玉芳搬东西有啥要注意的"
     try:
-        names = HouseholdNames(store, 0)
-        await names.read(ZHANG)
         assert "玉芳" in names.members(ZHANG)
         assert names.known(ZHANG) == ()  # the recogniser's limit: none asked for
         read_path = ReadPath(embedder, store, settings, names=names.members)
@@ -555,21 +562,13 @@ async def test_a_name_searched_in_round_1_leaves_a_word_match_found_by_meaning(
     """The name round run early (``ReadPath.names``) brings "entity" hits, as in round 2: a
     constraint the lexical round found stays one found by meaning, so a request naming nothing
     it is about still hears it as the closest (「甜甜说想吃赤甲红…」 and her shellfish allergy)."""
-    from memory.importer import MemoryLine, import_memories
-    from server.memory.household import HouseholdNames
-
-    store = EdgeMemoryStore(tmp_path / "edge", embedder.dim)
-    rows = [
+    store, names = await _named_household(tmp_path, embedder, [
         ("甜甜对虾和螃蟹过敏，吃一口浑身起疙瘩", "safety", "甜甜"),
         ("燕子有甲亢，海带、紫菜这些含碘高的都不能吃", "safety", "燕子"),
         ("我对磺胺类的药过敏", "safety", "我"),
         ("甜甜在幼儿园上中班", "fact", "甜甜"),
-    ]
-    lines = [MemoryLine(text=t, cls=c, subject=w, source="test") for t, c, w in rows]
-    import_memories(lines, ZHANG, embedder, store)
-    names = HouseholdNames(store, 0)
+    ])  # fmt: skip
     try:
-        await names.read(ZHANG)
         read_path = ReadPath(embedder, store, load_settings().memory, names=names.members)
         recall = await read_path.recall(ZHANG, "甜甜说想吃赤甲红，明儿早市买几个回来给她蒸上")
         whys = {r.memory.text: r.why for r in recall.safety}
