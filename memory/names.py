@@ -50,6 +50,17 @@ def _known_word(word: str) -> bool:
     return freq is not None and freq >= _COMMON
 
 
+def is_common_word(word: str) -> bool:
+    """Does the dictionary know ``word`` as an everyday word (外卖, 老师), not a name?"""
+    return _known_word(word)
+
+
+def tagged_name(word: str) -> bool:
+    """Does jieba read all of ``word`` as one person's name (李娜, 王老师)?"""
+    token, flag = _first_token(word)
+    return token == word and flag in _NAME_FLAGS
+
+
 @lru_cache(maxsize=4096)
 def _first_token(text: str) -> tuple[str, str]:
     """The first word jieba reads in ``text`` and its part of speech."""

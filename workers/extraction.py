@@ -295,6 +295,10 @@ async def extract(
         out.calls += 1
         for raw in _facts(reply):
             _consider(out, raw, talk, assistant, day, kinds)
+    for name_fact in introductions(people, out.facts):
+        out.facts.append(name_fact)
+        out.recovered.append(name_fact)
+        log.info("extract.recovered", fact=name_fact, reason="a self-introduction")
     candidates = [dates.annotate(u, day) for u in uncovered(statements, out.facts, talk)]
     readings = await kinds.read([*out.facts, *candidates])
     lasting = {t: r.lasting for t, r in readings.items() if r.lasting is not None}
@@ -480,6 +484,44 @@ _ENGLISH_INTRODUCTION = re.compile(
     r"(?:and |so )?(?=\S)"
 )
 _NAME_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
+
+
+def introduced(utterance: str) -> str | None:
+    """The speaker's name a self-introduction says (「喂，你好嘛，我叫谭晓燕，以后…」 → 谭晓燕,
+    「I'm Emma, I teach…」 → Emma), else None: 是 introduces a name only when a name follows."""
+    english = _ENGLISH_INTRODUCTION.search(utterance)
+    if english is not None:
+        return english.group(1)
+    found = _INTRODUCTION.search(utterance)
+    if found is None:
+        return None
+    run = _NAME_RUN.match(utterance, found.end())
+    if run is None:
+        return None
+    said = entities.trim_name(run.group(0))
+    end = found.end() + len(said)
+    if not said or (end < len(utterance) and utterance[end] not in "，,。！!；; —"):
+        return None  # the run goes on past what a name is
+    if names.name_at(utterance, found.end()) is not None or names.tagged_name(said):
+        return said
+    if said[0] in names.SURNAMES and len(said) <= 3 and not names.is_common_word(said):
+        return said  # 马海军, 王德顺: jieba reads 马 and 海军
+    return None  # 「我叫外卖」「我是老师」: a word, not a name
+
+
+def introductions(people: Sequence[str], facts: Sequence[str]) -> list[str]:
+    """The speaker's name as its own memory whenever a person introduced themselves and no fact
+    drawn from the session holds that name: the model keeps the household fact said in the same
+    breath (「我叫谭晓燕，…我婆婆周秀英血压高得很」) and drops the name."""
+    found = []
+    for utterance in people:
+        name = introduced(sources.strip_wake_words(utterance))
+        if name is None or any(name in fact for fact in facts):
+            continue
+        fact = f"I'm {name}" if name.isascii() else f"我叫{name}"
+        if fact not in found:
+            found.append(fact)
+    return found
 
 
 def introduction_apart(fact: str) -> list[str]:

@@ -234,6 +234,30 @@ def test_a_self_introduction_is_its_own_memory() -> None:
     assert introduction_apart("我女儿叫朵朵，她对鸡蛋过敏") == ["我女儿叫朵朵，她对鸡蛋过敏"]
 
 
+async def test_a_name_said_in_the_same_breath_is_kept_when_the_model_drops_it() -> None:
+    llm = Replies(["我婆婆周秀英血压高得很，医生喊她盐巴一定要少吃"])
+    found = await extraction.extract(
+        llm,
+        said(("u", "喂，你好嘛，我叫谭晓燕，以后屋头的事我都跟你摆哈——我婆婆周秀英血压高得很，"
+                   "医生喊她盐巴一定要少吃。")),
+        DAY,
+    )  # fmt: skip
+    assert "我叫谭晓燕" in found.facts and "我叫谭晓燕" in found.recovered
+    assert any("盐巴" in fact for fact in found.facts)
+
+
+def test_a_self_introduction_says_a_name_only_when_one_follows() -> None:
+    from workers.extraction import introduced
+
+    assert introduced("你好，我是马海军，在西关开了个牛肉面馆子") == "马海军"
+    assert introduced("恁好啊，俺叫王德顺，俺老伴李桂兰有糖尿病") == "王德顺"
+    assert introduced("Hi! I'm Emma, I teach English at an international school") == "Emma"
+    assert introduced("我叫豆豆") == "豆豆"
+    for not_a_name in ("我是老师，教数学", "我叫外卖", "我叫车了", "我是他妈妈", "我是说明天不去了",
+                       "我是回民，大肉是不吃的", "I'm tired, really"):  # fmt: skip
+        assert introduced(not_a_name) is None, not_a_name
+
+
 def test_a_request_with_a_statement_clause_carries_its_fact() -> None:
     from memory.utterance_kinds import KindReading, UtteranceKind
     from workers.extraction import Kinds, carries, clauses_of
