@@ -129,6 +129,16 @@ async def test_a_confident_request_with_nothing_lasting_is_not_a_memory(
     assert any("request" in r["reason"] for r in found.rejected)
 
 
+async def test_an_utterance_unlike_a_statement_with_nothing_lasting_is_not_a_memory(
+    embedder: UseEmbedder,
+) -> None:
+    people = ["给俺放段柳琴戏听听", "宝宝，音量小声一点啦", "俺家那条狗叫大黄，九岁了"]
+    llm = Replies(["给俺放段柳琴戏听听", "宝宝，音量小声一点啦", "俺家那条狗叫大黄，九岁了"])
+    kinds = await _kinds(embedder, people)
+    found = await extraction.extract(llm, said(*(("u", p) for p in people)), DAY, kinds)
+    assert found.facts == ["俺家那条狗叫大黄，九岁了"]
+
+
 async def test_a_request_carrying_a_lasting_fact_keeps_the_fact(embedder: UseEmbedder) -> None:
     people = ["我老婆怀孕三个月了，周末做点什么菜给她补补"]
     llm = Replies(["我老婆怀孕三个月了"])
