@@ -304,11 +304,11 @@ async def extract(
         out.calls += 1
         for raw in _facts(reply):
             _consider(out, raw, talk, assistant, day, kinds)
-    for name_fact in introductions(people, out.facts):
-        out.facts.append(name_fact)
-        out.recovered.append(name_fact)
-        log.info("extract.recovered", fact=name_fact, reason="a self-introduction")
-    candidates = [dates.annotate(u, day) for u in uncovered(statements, out.facts, talk)]
+    candidates = [
+        dates.annotate(part, day)
+        for utterance in uncovered(statements, out.facts, talk)
+        for part in introduction_apart(utterance)
+    ]
     readings = await kinds.read([*out.facts, *candidates])
     lasting = {t: r.lasting for t, r in readings.items() if r.lasting is not None}
     for fact in list(out.facts):
@@ -334,6 +334,10 @@ async def extract(
         out.facts.append(fact)
         out.recovered.append(fact)
         log.info("extract.recovered", fact=fact)
+    for name_fact in introductions(people, out.facts):
+        out.facts.append(name_fact)
+        out.recovered.append(name_fact)
+        log.info("extract.recovered", fact=name_fact, reason="a self-introduction")
     return out
 
 
@@ -349,6 +353,15 @@ class _Talk:
         if utterance is None or utterance not in self.people:
             return None
         return self.contexts[self.people.index(utterance)]
+
+    def names_someone(self, text: str) -> bool:
+        """Does ``text`` name a member of the household (「Lei is mad about 羊肉串」), one it
+        already knew or one this session introduced?"""
+        known: dict[str, discourse.Member] = {}
+        for said in self.people:
+            discourse.members_in(said, self.household.names, known)
+        names = {*self.household.names, *known}
+        return any(re.search(rf"(?<![A-Za-z]){re.escape(n)}(?![a-z])", text) for n in names if n)
 
     def named(self, fact: str, source: str | None) -> str:
         """The fact with its subject named (``discourse.resolve``)."""
@@ -389,7 +402,10 @@ class _Talk:
         return source if invented else None
 
 
-_OPENERS = re.compile(r"^(?:对|是啊|是的|嗯|哦|啊|对了|还有|另外|然后|跟你说|告诉你)[，,。！!\s]*")
+_OPENERS = re.compile(
+    r"^(?:对|是啊|是的|嗯|哦|啊|对了|还有|另外|然后|跟你说|告诉你)[，,。！!\s]*"
+    r"|^(?:Oh,? and|Oh|And|Also|Plus|Anyway)\b[,\s]*"
+)
 
 
 def uncovered(people: Sequence[str], facts: Sequence[str], talk: _Talk | None = None) -> list[str]:
@@ -402,7 +418,9 @@ def uncovered(people: Sequence[str], facts: Sequence[str], talk: _Talk | None = 
     found = []
     for i, utterance in enumerate(people):
         text = _OPENERS.sub("", sources.strip_wake_words(utterance)).strip("，。！!,. ")
-        if len(text) < 4 or not sources.memorable(text) or not sources.personal(text):
+        if len(text) < 4 or not sources.memorable(text):
+            continue
+        if not sources.personal(text) and (talk is None or not talk.names_someone(text)):
             continue
         if _asks_to_do(text) and not CONSTRAINT.search(text):
             continue

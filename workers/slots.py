@@ -42,7 +42,8 @@ RETRACTION = sources.CANCELLED
 LIFTED = re.compile(
     r"不过敏|没(?:有)?(?:什么)?过敏|冇过敏|唔敏感|(?:已经|现在|而家)(?:可以|能)(?:吃|喝|食)|停药了|"
     r"\b(?:isn't|is not|wasn't|was not|not|never been|no longer) allergic|no allergies|"
-    r"\b(?:stopped taking|came off|is off|no longer (?:takes|on))\b",
+    r"\b(?:stopped taking|came off|is off|no longer (?:takes|on))\b|"
+    r"(?:came back|tested|test(?:s|ed)? (?:was|were|is|are)) negative|(?:结果|化验|检查)[^，,。]{0,4}阴性",
     re.I,
 )
 _EVERYTHING = re.compile(r"什么都|啥都|任何|都不过敏|anything|any\b", re.I)
@@ -154,11 +155,15 @@ def decide(
     said = source or fact
     ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
     if RETRACTION.search(fact) or (RETRACTION.search(said) and len(fact) <= len(said)):
+        if LIFTED.search(said) and (lifted := _lifted(fact, ranked, names, learned)):
+            return Decision(
+                "DELETE", lifted, "constraint lifted"
+            )  # 「scrap what I said… negative」
         events = [c for c in ranked if c.event]
         target = (
-            _named_by(fact, events, RETRACTED_EVENT_SIMILARITY)
-            or _named_twice(said, events, RETRACTED_EVENT_FLOOR)
-            or _named_by(fact, ranked, RETRACTION_SIMILARITY)
+            _named_by(fact, events, RETRACTED_EVENT_SIMILARITY, names)
+            or _named_twice(said, events, RETRACTED_EVENT_FLOOR, names)
+            or _named_by(fact, ranked, RETRACTION_SIMILARITY, names)
         )
         return Decision("DELETE" if target else "NONE", target, "retraction")
     if links and CORRECTION.search(said) and other_one.said_of_another(said):
@@ -228,16 +233,26 @@ def _lifted(
     return next((c for c in constraints if c.score >= LIFTED_SIMILARITY), None)
 
 
-def _named_by(fact: str, ranked: Sequence[Candidate], floor: float) -> Candidate | None:
-    """The closest memory at least ``floor`` similar that the fact names by its words."""
-    return next((c for c in ranked if c.score >= floor and _shares_words(fact, c.text)), None)
+def _named_by(
+    fact: str, ranked: Sequence[Candidate], floor: float, names: Sequence[str] = ()
+) -> Candidate | None:
+    """The closest memory at least ``floor`` similar that the fact names by its words
+    (``names``: household names, which say whom, not what: 「Ollie's fine with it」 names none
+    of Ollie's plans)."""
+    return next(
+        (c for c in ranked if c.score >= floor and _common_words(fact, c.text, names)), None
+    )
 
 
-def _named_twice(said: str, events: Sequence[Candidate], floor: float) -> Candidate | None:
+def _named_twice(
+    said: str, events: Sequence[Candidate], floor: float, names: Sequence[str] = ()
+) -> Candidate | None:
     """The closest planned event sharing two content words with what the person said."""
     return next(
-        (c for c in events if c.score >= floor and len(_common_words(said, c.text)) >= 2), None
-    )
+        (c for c in events
+         if c.score >= floor and len(_common_words(said, c.text, names)) >= 2),
+        None,
+    )  # fmt: skip
 
 
 def _slot_mate(
@@ -347,11 +362,13 @@ def _shares_words(fact: str, text: str) -> bool:
     return bool(_common_words(fact, text))
 
 
-def _common_words(said: str, text: str) -> set[str]:
-    """Content words (bigrams) of ``said`` — its retraction and change words out — in ``text``."""
+def _common_words(said: str, text: str, names: Sequence[str] = ()) -> set[str]:
+    """Content words (bigrams) of ``said`` — its retraction and change words out, and the
+    words of ``names`` — in ``text``."""
+    of_names = {w for n in names for w in sources.bigrams(n)}
 
     def words(t: str) -> set[str]:
-        found = sources.bigrams(_TIMES.sub(" ", _ANNOTATION.sub(" ", t))) - _PLAIN
+        found = sources.bigrams(_TIMES.sub(" ", _ANNOTATION.sub(" ", t))) - _PLAIN - of_names
         return {w for w in found if not w.isascii() or (len(w) > 3 and w not in _PLAIN_EN)}
 
     return words(RETRACTION.sub(" ", CHANGE.sub(" ", said))) & words(text)

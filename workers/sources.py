@@ -29,7 +29,15 @@ _COMMAND = re.compile(
 )
 _REQUEST = re.compile(r"^(?:请|麻烦|帮我|给我|替我|你|把|帮忙)")
 # asking the assistant to do something: 「帮俺网购一箱挂面」「再帮我叫个师傅上门」
-ASKS_TO_DO = re.compile(r"^(?:再|你)?(?:帮我|帮俺|帮咱|帮忙|替我|替俺|麻烦你)(?!记)")
+ASKS_TO_DO = re.compile(
+    r"^(?:再|你)?(?:帮我|帮俺|帮咱|帮忙|替我|替俺|麻烦你)(?!记)"
+    # English asks the assistant in the imperative or with a modal: 「And remind me to pay…」
+    r"|^(?:(?:and|also|oh|so|now|then)[,\s]+)*(?:remind me|can you|could you|would you|will you|"
+    r"set (?:a|an|me|the)|tell me|look up|find me|book (?:a|an|me|the)|order (?:a|an|me|some)|"
+    r"call (?:a|me)|text |send (?:a|an|him|her|them|my))\b"
+    r"(?!\s+(?:please\s+)?(?:remember|note|keep in mind|make a note|not forget))",
+    re.I,
+)
 # a question word: 「咱家狗叫啥」「她几岁」
 _ASKS = re.compile(_INTERROGATIVE.pattern + r"|啥|几|多大")
 _DEVICE_ACT = re.compile(
@@ -42,6 +50,7 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 # a tag question closing a statement (「俺娘七十三了，…，晓得不」) does not make it a question
 TAG_QUESTION = re.compile(
     r"[，,]\s*(?:你)?(?:晓得不|晓得伐|知道不|知道吧|知道吗|懂不|对吧|是吧|是不是|你说是不是)[？?。！!]*$"
+    r"|[，,]\s*(?:OK|okay|ok|right|yeah|got it|alright|all right)[？?。！!.]*$"
 )
 _PARTS = re.compile(r"[，,。.！!？?；;、\s]+")
 

@@ -256,6 +256,26 @@ async def test_a_name_said_in_the_same_breath_is_kept_when_the_model_drops_it() 
     assert any("盐巴" in fact for fact in found.facts)
 
 
+async def test_an_english_statement_naming_a_member_is_kept_when_the_model_translated_it() -> None:
+    llm = Replies(["Lei对羊肉串很着迷"])  # translated: rejected
+    people = [
+        "My husband is Zhou Lei, he's an architect.",
+        "Lei is mad about 羊肉串 — lamb skewers.",
+    ]
+    household = extraction.Household(names=("Zhou Lei", "Lei"))
+    found = await extraction.extract(llm, said(*(("u", p) for p in people)), DAY, None, household)
+    assert "Lei is mad about 羊肉串 — lamb skewers" in found.facts
+
+
+def test_an_english_request_to_the_assistant_asks_to_do() -> None:
+    from workers.extraction import _asks_to_do
+
+    assert _asks_to_do("And remind me to pay the 物业费 on Friday.")
+    assert _asks_to_do("Can you set a timer for twelve minutes?")
+    assert not _asks_to_do("Can you remember that my wife is Anna")
+    assert not _asks_to_do("Lei texts me every day")
+
+
 def test_a_self_introduction_says_a_name_only_when_one_follows() -> None:
     from workers.extraction import introduced
 

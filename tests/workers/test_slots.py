@@ -165,3 +165,28 @@ def test_a_relatives_name_never_replaces_the_speakers_own() -> None:
     stored = [c("我叫王德顺", "我", 0.55)]
     grandson = decide("俺那个外孙，大名叫张浩然，俺都喊浩然小虎", None, stored, [])
     assert grandson is None or grandson.event != "UPDATE"
+
+
+def test_a_retraction_of_a_constraint_reaches_it_not_a_plan_of_the_same_member() -> None:
+    said = (
+        "And scrap what I said about Ollie and sesame — the allergy test came back negative, "
+        "he's fine with it."
+    )
+    dentist = Candidate(
+        "k-dentist", "Tomorrow at half three Ollie's got the dentist", "Ollie", 0.45, event=True
+    )
+    sesame = c("Oh, and Ollie's allergic to sesame, so no 麻酱 on his noodles, ever.", "Ollie", 0.5)
+    decided = decide(
+        "the allergy test came back negative, Ollie's fine with it", said, [dentist, sesame],
+        ["Ollie", "Lei"],
+    )  # fmt: skip
+    assert decided is not None and decided.event == "DELETE"
+    assert decided.target is sesame
+
+
+def test_a_household_name_alone_does_not_name_the_plan_called_off() -> None:
+    dentist = Candidate(
+        "k-dentist", "Tomorrow at half three Ollie's got the dentist", "Ollie", 0.5, event=True
+    )
+    decided = decide("Ollie's football is cancelled this week", None, [dentist], ["Ollie"])
+    assert decided is None or decided.target is None
