@@ -181,13 +181,16 @@ def decide(
             target = _named_by(fact, ranked, CHANGE_SIMILARITY)
             if target is not None:
                 return Decision("UPDATE", target, "correction", values.swapped(target.text, said))
-        return _restatement(fact, ranked, names)
+        changed = _new_value(fact, said, ranked, names)
+        return changed or _restatement(fact, ranked, names)
     same_kind = [c for c in ranked if _kind(c, names, learned.get(c.text)) == mine.kind]
     if CORRECTION.search(said):
         target = next((c for c in same_kind if c.score >= CORRECTION_SIMILARITY), None)
         target = target or _slot_mate(mine, same_kind, names)
         if target is not None:
             return Decision("UPDATE", target, "correction", values.swapped(target.text, said))
+    if not mine.single and (changed := _new_value(fact, said, ranked, names)) is not None:
+        return changed
     if mine.single:
         target = _slot_mate(mine, same_kind, names)
         if target is not None:
@@ -197,6 +200,21 @@ def decide(
                 return Decision("NONE", target, "same value")
             return Decision("UPDATE", target, "same slot", values.swapped(target.text, said))
     return _restatement(fact, ranked, names, mine)
+
+
+def _new_value(
+    fact: str, said: str, ranked: Sequence[Candidate], names: Sequence[str]
+) -> Decision | None:
+    """「医生把硝苯地平加到一天两颗了」: a change verb and a new value of what a stored memory
+    names by its words (not by a household name alone) — that memory with the value swapped
+    (``values.swapped``); None when no memory holds a value of that shape."""
+    if not (CHANGE.search(said) or values.changes(said)):
+        return None
+    target = _named_by(fact, ranked, CHANGE_SIMILARITY, names)
+    swapped = values.swapped(target.text, said) if target is not None else None
+    if target is None or swapped is None:
+        return None
+    return Decision("UPDATE", target, "change", swapped)
 
 
 def _to_the_other_one(

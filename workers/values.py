@@ -42,6 +42,11 @@ _WEEK = ("星期", "礼拜", "周")
 _MIN_PHRASE = 2
 
 
+def changes(said: str) -> bool:
+    """Does ``said`` give a value a new one with a change verb (加到, 改成, went up to …)?"""
+    return _CHANGED.search(said) is not None or _CHANGED_EN.search(said) is not None
+
+
 def swapped(old_text: str, said: str) -> str | None:
     """``old_text`` with the value ``said`` changes swapped for the new one, or None."""
     said = re.sub(r"（[^）]*）", "", said)  # the dates the write path wrote in
@@ -81,9 +86,16 @@ def _same_shape(text: str, new: str) -> tuple[str, str] | None:
     replaces it: 「八个单位」 → 「十二个单位」; 「礼拜三」 → 「周五」; with only the words after
     the number alike, the number and those words (「每天两片」 in 「每天吃一片」: 「一片」 →
     「两片」). None when nothing is of that shape."""
-    number = re.search(f"[{_NUMERAL}]+", new)
-    if number is None:
+    numbers = list(re.finditer(f"[{_NUMERAL}]+", new))
+    if not numbers:
         return None
+    found = _shape_at(text, new, numbers[0])
+    if found is None and len(numbers) > 1:  # 「一天两颗」: the value is the last number
+        found = _shape_at(text, new, numbers[-1])
+    return found
+
+
+def _shape_at(text: str, new: str, number: re.Match[str]) -> tuple[str, str] | None:
     before, after = new[: number.start()], new[number.end() :]
     week = next((w for w in _WEEK if before.endswith(w)), None)
     if week is not None:

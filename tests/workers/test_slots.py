@@ -190,3 +190,15 @@ def test_a_household_name_alone_does_not_name_the_plan_called_off() -> None:
     )
     decided = decide("Ollie's football is cancelled this week", None, [dentist], ["Ollie"])
     assert decided is None or decided.target is None
+
+
+def test_a_new_dose_is_written_into_the_constraint_that_names_the_drug() -> None:
+    said = "医生把硝苯地平加到一天两颗了，早上一颗晚上一颗。"
+    stored = [
+        c("婆婆的降压药是硝苯地平，每天吃一颗，医生说吃这个药西柚、柚子都不能吃", "婆婆", 0.62),
+        c("婆婆血压高，盐巴要少吃", "婆婆", 0.5),
+    ]
+    decided = decide("婆婆，医生把硝苯地平加到一天两颗了，早上一颗晚上一颗", said, stored, NAMES)
+    assert decided is not None and decided.event == "UPDATE"
+    assert decided.text is not None and "两颗" in decided.text and "一颗" not in decided.text
+    assert "西柚" in decided.text  # the rest of the memory stays
