@@ -132,8 +132,13 @@ async def test_a_confident_request_with_nothing_lasting_is_not_a_memory(
 async def test_an_utterance_unlike_a_statement_with_nothing_lasting_is_not_a_memory(
     embedder: UseEmbedder,
 ) -> None:
-    people = ["给俺放段柳琴戏听听", "宝宝，音量小声一点啦", "俺家那条狗叫大黄，九岁了"]
-    llm = Replies(["给俺放段柳琴戏听听", "宝宝，音量小声一点啦", "俺家那条狗叫大黄，九岁了"])
+    people = [
+        "给俺放段柳琴戏听听",
+        "宝宝，音量小声一点啦",
+        "给俺叫个车，去火车站",
+        "俺家那条狗叫大黄，九岁了",
+    ]
+    llm = Replies(people)
     kinds = await _kinds(embedder, people)
     found = await extraction.extract(llm, said(*(("u", p) for p in people)), DAY, kinds)
     assert found.facts == ["俺家那条狗叫大黄，九岁了"]
