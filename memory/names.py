@@ -70,7 +70,9 @@ def _first_token(text: str) -> tuple[str, str]:
 
 
 # reduplicated dialect adverbs: Cantonese 啱啱 (just now)
-_DIALECT_WORDS = frozenset(("啱啱",))
+_DIALECT_WORDS = frozenset(("啱啱", "尕娃", "尕娃子"))
+# characters that end a word rather than a name: 「大的」 is the big one, 「二个」 a count
+_FUNCTION_CHARS = frozenset("的了着过是在和也都就们个些点")
 # what follows a repeated verb (「唠唠我家那爷俩」「说说吧」), never a name's predicate
 _AFTER_VERB = re.compile(r"[我你他她它这那咱俺吧呗呢啊嘛哈，。！？,.!?]|$")
 
@@ -82,7 +84,7 @@ def _verb_repeated(text: str, at: int) -> bool:
 
 
 def nickname_at(text: str, at: int, *, after_relation: bool = False) -> str | None:
-    """A nickname-shaped word starting at ``at`` (朵朵, 阿强, 老刘, 朗仔, 大涵), else None;
+    """A nickname-shaped word starting at ``at`` (朵朵, 阿强, 老刘, 朗仔, 大涵, 尕桐), else None;
     ``after_relation``: right after a relation word (「我家老闺女萌萌，…」), where a repeated
     syllable is a name even when the syllable alone reads as a verb."""
     two = text[at : at + 2]
@@ -100,7 +102,9 @@ def nickname_at(text: str, at: int, *, after_relation: bool = False) -> str | No
         return None  # 阿莫西林, 大学生: a longer word of its own
     if first == "阿" or (first in "老小" and second in SURNAMES):
         return None if _known_word(two) else two
-    if second == "仔" or first in "大二":
+    if second == "仔" or first in "大二尕":  # 尕: Northwestern "little" (尕桐, 尕蛋)
+        if second in _FUNCTION_CHARS or two in _DIALECT_WORDS:
+            return None  # 「大的那个」「尕娃」: the big one, a kid
         return None if two in jieba.dt.FREQ else two
     return None
 

@@ -314,6 +314,11 @@ async def extract(
         for utterance in uncovered(statements, out.facts, talk)
         for part in introduction_apart(utterance)
     ]
+    candidates += [
+        dates.annotate(own, day)
+        for utterance in statements
+        if (own := about_oneself(utterance, [*out.facts, *candidates])) is not None
+    ]
     readings = await kinds.read([*out.facts, *candidates])
     lasting = {t: r.lasting for t, r in readings.items() if r.lasting is not None}
     for fact in list(out.facts):
@@ -554,6 +559,39 @@ def introductions(people: Sequence[str], facts: Sequence[str]) -> list[str]:
         if fact not in found:
             found.append(fact)
     return found
+
+
+_BREATH_END = re.compile(r"——|—|[。！!？?]")
+_ADDRESSED = re.compile(r"你|恁|侬|您")
+_CLAUSES = re.compile(r"[，,；;]")
+
+
+def about_oneself(utterance: str, facts: Sequence[str]) -> str | None:
+    """What a self-introduction goes on to say of the speaker in the same breath, as its own
+    fact, when no fact holds it: 「你好，我是马海军，在西关开了个牛肉面馆子——我阿达…」 →
+    「我在西关开了个牛肉面馆子」. Only the clauses right after the name that have no subject of
+    their own; the first one that speaks of someone else ends it."""
+    said = sources.strip_wake_words(utterance)
+    name = introduced(said)
+    if name is None or name.isascii():
+        return None
+    at = said.find(name) + len(name)
+    end = _BREATH_END.search(said, at)
+    kept = []
+    for clause in _CLAUSES.split(said[at : end.start() if end else len(said)]):
+        clause = clause.strip()
+        if not clause or _ADDRESSED.search(clause):
+            continue  # 「以后屋头的事我都跟你摆哈」: said to the assistant, not of oneself
+        if entities.subject_of(clause) not in (None, "我") or discourse.members_in(clause, (), {}):
+            break
+        kept.append(clause)
+    if not kept:
+        return None
+    fact = "，".join(kept)
+    fact = fact if fact.startswith(("我", "俺")) else "我" + fact
+    covered = sources.bigrams(" ".join(facts))
+    words = sources.bigrams(fact) - sources.bigrams("我")
+    return fact if len(words - covered) > len(words) / 2 else None
 
 
 def introduction_apart(fact: str) -> list[str]:

@@ -67,3 +67,12 @@ def test_a_member_reporting_what_follows_is_not_its_subject() -> None:
 def test_a_demonstrative_between_the_owner_and_the_relation_keeps_the_relation() -> None:
     assert entities.subject_of("俺那个外孙，大名叫张浩然") == entities.canonical("外孙")
     assert entities.subject_of("我这个人不挑食") == "我"
+
+
+def test_northwestern_nicknames_are_names_and_the_big_one_is_not() -> None:
+    from memory.names import nickname_at
+
+    assert nickname_at("尕桐爱吃酿皮子", 0) == "尕桐"
+    assert nickname_at("尕蛋今年六岁", 0) == "尕蛋"
+    assert nickname_at("尕娃不听话", 0) is None  # a kid, not a name
+    assert nickname_at("大的那个芒果随便吃", 0) is None  # the big one

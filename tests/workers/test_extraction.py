@@ -281,6 +281,17 @@ def test_an_english_request_to_the_assistant_asks_to_do() -> None:
     assert not _asks_to_do("Lei texts me every day")
 
 
+def test_what_a_self_introduction_says_of_the_speaker_is_kept_apart() -> None:
+    from workers.extraction import about_oneself
+
+    relative = "我阿达心脏上放了两个支架，油大的肥的一口都不敢让他吃"
+    said = f"你好，我是马海军，在西关开了个牛肉面馆子——{relative}。"
+    assert about_oneself(said, [relative]) == "我在西关开了个牛肉面馆子"
+    assert about_oneself("我叫小李，在银行上班，女儿对鸡蛋过敏", []) == "我在银行上班"
+    assert about_oneself("喂，我叫谭晓燕，以后屋头的事我都跟你摆哈——我婆婆血压高", []) is None
+    assert about_oneself("我叫林佩珊，在西屯做室内设计", ["我叫林佩珊，在西屯做室内设计"]) is None
+
+
 def test_a_self_introduction_says_a_name_only_when_one_follows() -> None:
     from workers.extraction import introduced
 
