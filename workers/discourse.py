@@ -48,7 +48,8 @@ _PRONOUN = re.compile(
     r"|佢(?!哋)|(?<!木乃)伊(?![拉朗利犁斯面春甸豆始]))"
 )
 _NEUTRAL = frozenset("佢伊")
-_OWNER = re.compile(entities.OWNER + "$")  # the owner right before a relation word
+# the owner right before a relation word, or with a demonstrative between (「俺那个外孙」)
+_OWNER = re.compile(entities.OWNER + "(?:那个|这个|那位|这位)?$")
 # a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
 _INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")
 _FEMALE_END = set("女妈婆姐妹娘奶姥嫂姨姑媳妻")

@@ -158,3 +158,11 @@ def test_an_english_fact_after_a_time_phrase_or_with_no_subject_names_its_member
     mixed = ["Our son Felix is nine", "He does 游泳 every Sunday morning"]
     contexts = discourse.read(mixed, ("Felix",))
     assert discourse.resolve(mixed[1], contexts[1]).startswith("Felix does 游泳")
+
+
+def test_a_relative_owned_through_a_demonstrative_is_the_topic_of_what_follows() -> None:
+    from workers import discourse
+
+    people = ["俺那个外孙，大名叫张浩然，俺都喊他小虎。", "打小就对虾过敏，吃一口浑身起红疙瘩。"]
+    contexts = discourse.read(people, (), ())
+    assert all(c is not None and c.topic is not None and c.topic.who == "外孙" for c in contexts)
