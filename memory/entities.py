@@ -592,7 +592,22 @@ def name_links(texts: Iterable[str]) -> dict[str, str]:
             relation = next((w for w in RELATIONS if match.group(0).endswith(w)), None)
             if relation is not None:
                 links.setdefault(match.group(1), canonical(relation))
+        for name, relation in [(n, r) for n, r in links.items() if n in text]:
+            for called in re.finditer(_CALLED_BY.format(name=re.escape(name)), text):
+                nickname = _names.name_at(text, called.start(1)) or _whole_call(called.group(1))
+                if nickname and nickname not in RELATIONS and canonical(nickname) == nickname:
+                    links.setdefault(nickname, relation)  # 「大名叫张浩然，俺都喊他小虎」
     return links
+
+
+def _whole_call(run: str) -> str | None:
+    """What the family calls a member when the call ends its clause (「都喊他小虎」), unless it is
+    an everyday word (「叫他吃饭」 goes on; 「喊她起床」 is a word)."""
+    return run if 2 <= len(run) <= 3 and not _names.is_common_word(run) else None
+
+
+# what the family calls a member already named: 「俺都喊他小虎」 (他 resolved: 「喊张浩然小虎」)
+_CALLED_BY = r"(?:喊|叫|管)(?:他|她|它|{name})(?:叫)?([\u4e00-\u9fff]{{2,3}})(?=[，,。！!？?；;]|$)"
 
 
 def _relation_word_at(text: str, at: int) -> str | None:

@@ -50,6 +50,7 @@ _PRONOUN = re.compile(
 _NEUTRAL = frozenset("佢伊")
 # the owner right before a relation word, or with a demonstrative between (「俺那个外孙」)
 _OWNER = re.compile(entities.OWNER + "(?:那个|这个|那位|这位)?$")
+_DEMONSTRATIVE = re.compile(r"(?:那个|这个|那位|这位)$")
 # a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
 _INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")
 _FEMALE_END = set("女妈婆姐妹娘奶姥嫂姨姑媳妻")
@@ -126,8 +127,8 @@ def members_in(
             i += len(word) if word else 1  # 「这孩子」 points at a child, like a pronoun
             continue
         owner = _OWNER.search(text[:i])
-        member = Member((owner.group(0) if owner else "") + word, entities.canonical(word),
-                        gender_of(word))  # fmt: skip
+        said = _DEMONSTRATIVE.sub("", owner.group(0)) if owner else ""  # 「俺那个外孙」 → 俺外孙
+        member = Member(said + word, entities.canonical(word), gender_of(word))
         found.append((i, member))
         i += len(word)
         after = i + (text[i : i + 1] in ("，", ","))
