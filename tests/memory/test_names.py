@@ -80,7 +80,11 @@ def test_northwestern_nicknames_are_names_and_the_big_one_is_not() -> None:
 
 def test_what_the_family_calls_a_named_member_is_tied_to_the_same_relation() -> None:
     links = entities.name_links(
-        ["俺外孙，大名叫张浩然，俺都喊他小虎", "我女儿叫朵朵，我们都叫她豆豆", "我儿子叫乐乐，我叫他起床"]
+        [
+            "俺外孙，大名叫张浩然，俺都喊他小虎",
+            "我女儿叫朵朵，我们都叫她豆豆",
+            "我儿子叫乐乐，我叫他起床",
+        ]
     )
     assert links["小虎"] == "外孙" and links["豆豆"] == "女儿"
     assert "起床" not in links
