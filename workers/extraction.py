@@ -96,9 +96,11 @@ REQUEST_LASTING = 0.3
 # this cuts is a request, a command, chit-chat or a question (none of the 60 statements)
 UNLIKE_A_STATEMENT = 0.1
 NOTHING_LASTING = 0.2
-# …and one the classifier reads as anything but a statement, with the lasting head lower still
-# (set on the same data: at 0.15 it would cut 「阿仔下个礼拜一开学的啦」, lasting 0.14)
+# …and one the classifier reads as a request or a command, with the lasting head lower still
+# (set on the same data: at 0.15 it would cut 「阿仔下个礼拜一开学的啦」, lasting 0.14). Not
+# chit-chat: the classifier reads short likings as chit-chat (「我喜欢喝咖啡」, lasting 0.11)
 NOTHING_LASTING_AT_ALL = 0.12
+_ASKS = (UtteranceKind.REQUEST, UtteranceKind.COMMAND)
 # the lasting head on a fact's own (subject-named) text: a recovered utterance below RECOVER is
 # a passing remark (「不说了，我去洗个澡」); a model fact below PASSING is rejected unless it
 # states a constraint (the head misreads short constraints; a lost allergy costs most)
@@ -135,7 +137,7 @@ class Kinds:
         statement = reading.scores.get(UtteranceKind.STATEMENT, 1.0)
         if statement < UNLIKE_A_STATEMENT and lasting < NOTHING_LASTING:
             return reading  # 「给俺放段柳琴戏听听」「宝宝，音量小声一点啦」, whichever kind it is
-        if lasting < NOTHING_LASTING_AT_ALL:
+        if reading.kind in _ASKS and lasting < NOTHING_LASTING_AT_ALL:
             return reading  # 「给俺叫个车，去火车站」: a 0.55 request, 0.10 lasting
         if reading.kind is UtteranceKind.REQUEST:
             sure = reading.confidence >= REQUEST_CONFIDENCE and lasting < REQUEST_LASTING

@@ -142,6 +142,10 @@ async def test_an_utterance_unlike_a_statement_with_nothing_lasting_is_not_a_mem
     kinds = await _kinds(embedder, people)
     found = await extraction.extract(llm, said(*(("u", p) for p in people)), DAY, kinds)
     assert found.facts == ["俺家那条狗叫大黄，九岁了"]
+    liking = ["我喜欢喝咖啡"]  # read as chit-chat with little lasting: still a preference
+    kept = await extraction.extract(Replies(liking), said(("u", liking[0])), DAY,
+                                    await _kinds(embedder, liking))  # fmt: skip
+    assert kept.facts == liking
 
 
 async def test_a_request_carrying_a_lasting_fact_keeps_the_fact(embedder: UseEmbedder) -> None:
