@@ -49,8 +49,9 @@ _PRONOUN = re.compile(
 )
 _NEUTRAL = frozenset("佢伊")
 # the owner right before a relation word, or with a demonstrative between (「俺那个外孙」)
-_OWNER = re.compile(entities.OWNER + "(?:那个|这个|那位|这位)?$")
-_DEMONSTRATIVE = re.compile(r"(?:那个|这个|那位|这位)$")
+_DEMONSTRATIVES = "(?:那个|这个|那位|这位)"
+_OWNER = re.compile(entities.OWNER + _DEMONSTRATIVES + "?$")
+_DEMONSTRATIVE = re.compile(_DEMONSTRATIVES + "$")
 # a relation word followed by the name it introduces: 「土狗叫二黑」「老公叫聂志刚」
 _INTRODUCED = re.compile(r"(?:叫|名叫|小名叫|小名|大名叫|大名)([\u4e00-\u9fff]{2,3})")
 _FEMALE_END = set("女妈婆姐妹娘奶姥嫂姨姑媳妻")

@@ -25,6 +25,7 @@ import datetime as dt
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import structlog
 
@@ -369,11 +370,17 @@ class _Talk:
     def names_someone(self, text: str) -> bool:
         """Does ``text`` name a member of the household (「Lei is mad about 羊肉串」), one it
         already knew or one this session introduced?"""
+        return self._member_names is not None and self._member_names.search(text) is not None
+
+    @cached_property
+    def _member_names(self) -> re.Pattern[str] | None:
         known: dict[str, discourse.Member] = {}
         for said in self.people:
             discourse.members_in(said, self.household.names, known)
-        names = {*self.household.names, *known}
-        return any(re.search(rf"(?<![A-Za-z]){re.escape(n)}(?![a-z])", text) for n in names if n)
+        names = sorted({n for n in (*self.household.names, *known) if n}, key=len, reverse=True)
+        if not names:
+            return None
+        return re.compile(rf"(?<![A-Za-z])(?:{'|'.join(map(re.escape, names))})(?![a-z])")
 
     def named(self, fact: str, source: str | None) -> str:
         """The fact with its subject named (``discourse.resolve``)."""
@@ -525,21 +532,28 @@ _ENGLISH_INTRODUCTION = re.compile(
 _NAME_RUN = re.compile(r"[\u4e00-\u9fff]{2,4}")
 
 
+def _named_after(text: str) -> tuple[re.Match[str], str, int] | None:
+    """A Chinese self-introduction in ``text``: its match, the name run after it (trimmed) and
+    where that name ends; None when no name-like run follows."""
+    found = _INTRODUCTION.search(text)
+    run = _NAME_RUN.match(text, found.end()) if found is not None else None
+    if found is None or run is None:
+        return None
+    said = entities.trim_name(run.group(0))
+    return (found, said, found.end() + len(said)) if said else None
+
+
 def introduced(utterance: str) -> str | None:
     """The speaker's name a self-introduction says (「喂，你好嘛，我叫谭晓燕，以后…」 → 谭晓燕,
     「I'm Emma, I teach…」 → Emma), else None: 是 introduces a name only when a name follows."""
     english = _ENGLISH_INTRODUCTION.search(utterance)
     if english is not None:
         return english.group(1)
-    found = _INTRODUCTION.search(utterance)
-    if found is None:
+    named = _named_after(utterance)
+    if named is None:
         return None
-    run = _NAME_RUN.match(utterance, found.end())
-    if run is None:
-        return None
-    said = entities.trim_name(run.group(0))
-    end = found.end() + len(said)
-    if not said or (end < len(utterance) and utterance[end] not in "，,。！!；; —"):
+    found, said, end = named
+    if end < len(utterance) and utterance[end] not in "，,。！!；; —":
         return None  # the run goes on past what a name is
     if names.name_at(utterance, found.end()) is not None or names.tagged_name(said):
         return said
@@ -603,18 +617,14 @@ def introduction_apart(fact: str) -> list[str]:
     english = _ENGLISH_INTRODUCTION.search(fact)
     if english is not None and len(fact) - english.end() >= 8:
         return [f"I'm {english.group(1)}", fact[english.end() :].strip()]
-    found = _INTRODUCTION.search(fact)
-    if found is None:
+    named = _named_after(fact)
+    if named is None:
         return [fact]
-    name = _NAME_RUN.match(fact, found.end())
-    if name is None:
-        return [fact]
+    found, said, end = named
     if found.group("is") and names.name_at(fact, found.end()) is None:
         return [fact]  # 「我是老师，…」: 是 introduces a name only when a name follows
-    said = entities.trim_name(name.group(0))
-    end = found.end() + len(said)
     rest = fact[end:].lstrip("，,。 ")
-    if not said or len(rest) < 4 or fact[end : end + 1] not in ("，", ",", "。", " "):
+    if len(rest) < 4 or fact[end : end + 1] not in ("，", ",", "。", " "):
         return [fact]
     if entities.subject_of(rest) is None:
         return [fact]  # 「我叫小李，今年三十」: both about the speaker

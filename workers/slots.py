@@ -155,10 +155,9 @@ def decide(
     said = source or fact
     ranked = sorted(candidates, key=lambda c: c.score, reverse=True)
     if RETRACTION.search(fact) or (RETRACTION.search(said) and len(fact) <= len(said)):
+        # 「scrap what I said about Ollie and sesame — the allergy test came back negative」
         if LIFTED.search(said) and (lifted := _lifted(fact, ranked, names, learned)):
-            return Decision(
-                "DELETE", lifted, "constraint lifted"
-            )  # 「scrap what I said… negative」
+            return Decision("DELETE", lifted, "constraint lifted")
         events = [c for c in ranked if c.event]
         target = (
             _named_by(fact, events, RETRACTED_EVENT_SIMILARITY, names)
