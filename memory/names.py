@@ -69,6 +69,11 @@ def _first_token(text: str) -> tuple[str, str]:
     return "", ""
 
 
+def first_word(text: str) -> str:
+    """The first word jieba reads in ``text``."""
+    return _first_token(text)[0]
+
+
 # reduplicated dialect adverbs: Cantonese 啱啱 (just now)
 _DIALECT_WORDS = frozenset(("啱啱", "尕娃", "尕娃子"))
 # characters that end a word rather than a name: 「大的」 is the big one, 「二个」 a count

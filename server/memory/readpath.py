@@ -802,7 +802,16 @@ def _concerns(question: str, scope: lookup.Scope, concerned: list[str], memory: 
     names nobody or all of us), or about one of the ``concerned`` names."""
     if memory.cls is not MemoryClass.SAFETY or scope.covers(question, memory):
         return True
-    return any(word in concerned for word in _who(memory))
+    return any(word in concerned for word in _who(memory)) or _says_its_opening(question, memory)
+
+
+def _says_its_opening(question: str, memory: Memory) -> bool:
+    """Does the question name whom a constraint is about by the word its text opens with?
+    The write path names a constraint's subject by relation (老公, 我爸) while the person called
+    them by a nickname the name readers do not take for one (「强子有痛风…」, 「老爷子有房颤…」):
+    a request saying 强子 or 老爷子 concerns it."""
+    opening = entities.opening_word(memory.text)
+    return opening is not None and entities.said_itself(question, opening)
 
 
 def _a_pets_concern(recalled: Recalled, question: str) -> bool:

@@ -8,6 +8,7 @@ from memory.entities import (
     names_in,
     names_said,
     opening_nickname,
+    opening_word,
     personally_anchored,
     relations_in,
     said_itself,
@@ -141,3 +142,12 @@ def test_a_relative_the_speaker_owns_in_dialect_is_a_relation() -> None:
     assert "老公" in relations_in("我先生明天出差")
     # a kinship word said by itself, not owned, is not read
     assert relations_in("那位先生明天出差") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "opening"),
+    [("强子有痛风，去年脚肿得下不了床", "强子"), ("老爷子有房颤，天天吃华法林", "老爷子"),
+     ("我肾功能不全", None), ("他对青霉素过敏", None), ("Sarah has coeliac disease", None)],
+)  # fmt: skip
+def test_the_word_a_memory_opens_with_may_be_whom_it_is_about(text: str, opening: str | None) -> None:
+    assert opening_word(text) == opening

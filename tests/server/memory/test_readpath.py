@@ -14,8 +14,9 @@ from memory.schema import Decay, Memory, MemoryClass, PersonId
 from memory.store import EdgeMemoryStore
 from providers.embedder import UseEmbedder
 from server.memory.household import HouseholdNames
-from server.memory.readpath import EXPIRY_SLACK, ReadPath, _grounds
+from server.memory.readpath import EXPIRY_SLACK, ReadPath, _concerns, _grounds
 from server.memory.render import RELATED_GROUP, SAFETY_GROUP
+from server.understanding import lookup
 from server.understanding.question import Question
 from tests.memory.conftest import LI, ZHANG
 
@@ -576,3 +577,22 @@ async def test_a_name_searched_in_round_1_leaves_a_word_match_found_by_meaning(
         assert [m.subject for m in recall.applies] == ["甜甜"]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "concerned"),
+    [("今晚涮火锅，强子点名要毛肚鸭肠，鸣鸣的蘸碟调花生酱", True),
+     ("老爷子心口闷，鸣鸣说让他加一片阿司匹林", True),
+     ("给鸣鸣调个花生酱蘸碟", False)],
+)  # fmt: skip
+def test_a_constraint_is_theirs_whom_the_request_calls_by_the_word_it_opens_with(
+    question: str, concerned: bool
+) -> None:
+    """The constraint's subject is a relation word; the person calls him by a nickname the name
+    readers do not take for one, and the constraint's text opens with it."""
+    gout = Memory("强子有痛风，啤酒和动物内脏都要忌口", ZHANG, cls=MemoryClass.SAFETY, subject="老公")
+    heart = Memory("老爷子有房颤，天天吃华法林", ZHANG, cls=MemoryClass.SAFETY, subject="我爸")
+    memory = heart if "老爷子" in question else gout
+    scope = lookup.scope_of(question, ["鸣鸣"], ["鸣鸣"])
+    assert not scope.covers(question, memory)  # by whom the request names, not his
+    assert _concerns(question, scope, ["鸣鸣"], memory) is concerned
