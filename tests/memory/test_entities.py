@@ -149,5 +149,7 @@ def test_a_relative_the_speaker_owns_in_dialect_is_a_relation() -> None:
     [("强子有痛风，去年脚肿得下不了床", "强子"), ("老爷子有房颤，天天吃华法林", "老爷子"),
      ("我肾功能不全", None), ("他对青霉素过敏", None), ("Sarah has coeliac disease", None)],
 )  # fmt: skip
-def test_the_word_a_memory_opens_with_may_be_whom_it_is_about(text: str, opening: str | None) -> None:
+def test_the_word_a_memory_opens_with_may_be_whom_it_is_about(
+    text: str, opening: str | None
+) -> None:
     assert opening_word(text) == opening

@@ -590,7 +590,9 @@ def test_a_constraint_is_theirs_whom_the_request_calls_by_the_word_it_opens_with
 ) -> None:
     """The constraint's subject is a relation word; the person calls him by a nickname the name
     readers do not take for one, and the constraint's text opens with it."""
-    gout = Memory("强子有痛风，啤酒和动物内脏都要忌口", ZHANG, cls=MemoryClass.SAFETY, subject="老公")
+    gout = Memory(
+        "强子有痛风，啤酒和动物内脏都要忌口", ZHANG, cls=MemoryClass.SAFETY, subject="老公"
+    )
     heart = Memory("老爷子有房颤，天天吃华法林", ZHANG, cls=MemoryClass.SAFETY, subject="我爸")
     memory = heart if "老爷子" in question else gout
     scope = lookup.scope_of(question, ["鸣鸣"], ["鸣鸣"])
