@@ -68,6 +68,22 @@ def _counted(question: str, now: float) -> list[str]:
     return days
 
 
+def asked_whole_days(question: str, now: float | None = None) -> tuple[str, ...]:
+    """The keys of every part of the days a question names when it asks what is on then
+    (「下礼拜四我有啥安排」, 「这个周末家里有什么事」): a plan at any time of those days
+    answers it. 周末 is Saturday and Sunday."""
+    days = _days(question)
+    if _WEEKEND.search(question):
+        days += [day for day in ("周六", "周日") if day not in days]
+    if now is not None:
+        days += [day for day in _counted(question, now) if day not in days]
+    parts = _parts(question) or list(dict.fromkeys(_PART.values()))
+    return (*(day + part for day in days for part in parts), *days)
+
+
+_WEEKEND = re.compile(r"(?:周|礼拜|星期)末")
+
+
 def asked(question: str, now: float | None = None) -> tuple[str, ...]:
     """The keys a plan is at: a weekday with a part of the day (「周四晚上」 meets 「周四晚上七
     点」, not 「周四上午」), and that weekday at no stated time; given ``now``, a day counted

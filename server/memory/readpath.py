@@ -201,7 +201,10 @@ class ReadPath:
             result.round_trips += 1
             self._take_second_round(reading, hits)
         clock.lap("round2")
-        ordered = self._in_scope(reading) or self._nearest(reading)
+        ordered = self._in_scope(reading)
+        if all(r.why == "lookup" for r in ordered):  # nothing found for the question itself
+            have = {r.memory.key for r in ordered}
+            ordered += [r for r in self._nearest(reading) if r.memory.key not in have]
         self._within_prompt(reading, ordered)
         if result.safety and self.settings.say_constraints:
             self._said_first(reading, ordered)
@@ -405,19 +408,19 @@ class ReadPath:
         return [r for r in ordered if r.memory.key not in left_out]
 
     def _nearest(self, reading: _Reading) -> list[Recalled]:
-        """A question about memory, not anchored in the person, that every gate left empty
-        (「塞进耳朵里量体温的那个东西放哪了」 for a thermometer stored in English, 「后天雯雯有什么
-        事」): the person asked memory, so the nearest few by meaning that reach
-        ``question_nearest_floor`` are read, and the model judges (the grounds still tell it
-        when none holds the answer)."""
+        """A question about memory, not anchored in the person, for which nothing was found but
+        the safety lookup's constraints (「塞进耳朵里量体温的那个东西放哪了」 for a thermometer
+        stored in English, 「后天雯雯有什么事」, or 「测血糖的那个东西在哪」 where 血糖
+        brought only a diabetes rule): the person asked memory, so the nearest few by meaning
+        that reach ``question_nearest_floor`` are read, and the model judges (the grounds
+        still tell it when none holds the answer)."""
         s, kind = self.settings, reading.result.kind
         if kind is None or kind.kind is not UtteranceKind.MEMORY_QUESTION:
             return []
         # 「杭州有多少人口？」 asks no memory of the home there; a question anchored in the person
         # (「我最喜欢哪个球星」) had the lower threshold already, and a nearest line sharing only
         # 「我喜欢」 is no answer to it
-        understood = reading.understood
-        if understood.of_the_world or understood.anchored:
+        if reading.understood.of_the_world or reading.understood.anchored:
             return []
         near = [h for h in reading.nearest if h.score >= s.question_nearest_floor]
         return [

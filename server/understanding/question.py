@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from memory import entities, slot_kinds, terms, when
-from memory.utterance_kinds import KindReading
+from memory.utterance_kinds import KindReading, UtteranceKind
 from providers.embedder import Vector
 from server.understanding import answer_shapes, knowledge, lookup, words
 from server.understanding.asking import (
@@ -140,7 +140,10 @@ class Question:
 
     @cached_property
     def times(self) -> tuple[str, ...]:
-        """The times a plan in it names (``memory.when``)."""
+        """The times a plan in it names (``memory.when``); for a question about memory, every
+        part of the days it names (「下礼拜四我有啥安排」: a plan at any time then answers it)."""
+        if self.kind is not None and self.kind.kind is UtteranceKind.MEMORY_QUESTION:
+            return when.asked_whole_days(self.text, self.now)
         return when.asked(self.text, self.now)
 
     @cached_property

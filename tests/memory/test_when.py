@@ -39,3 +39,14 @@ def test_a_day_counted_from_today_is_its_weekday() -> None:
     assert when.asked("今晚出去吃饭吧", wednesday) == ("周三晚上", "周三")
     assert when.asked("后天上午有什么安排？") == ()  # no clock, no counting
     assert when.asked("明天会下雨吗", wednesday) == ()  # a whole day: too coarse
+
+
+def test_a_question_asking_what_is_on_a_day_takes_every_part_of_it() -> None:
+    """「下礼拜四我有啥安排」 is answered by a plan at any time that Thursday; 周末 is both days."""
+    thursday = when.asked_whole_days("下礼拜四我有啥安排")
+    assert {"周四", "周四上午", "周四下午", "周四晚上"} <= set(thursday)
+    weekend = when.asked_whole_days("这个周末家里有什么事")
+    assert {"周六", "周日", "周六上午", "周日晚上"} <= set(weekend)
+    assert when.asked_whole_days("周四晚上有空吗") == ("周四晚上", "周四")  # the part it names
+    assert when.asked_whole_days("钥匙放哪了") == ()
+    assert when.asked("下礼拜四我有啥安排") == ()  # a plan's clash needs a part of the day

@@ -598,3 +598,57 @@ def test_a_constraint_is_theirs_whom_the_request_calls_by_the_word_it_opens_with
     scope = lookup.scope_of(question, ["鸣鸣"], ["鸣鸣"])
     assert not scope.covers(question, memory)  # by whom the request names, not his
     assert _concerns(question, scope, ["鸣鸣"], memory) is concerned
+
+
+async def test_an_anchored_question_about_memory_hears_the_plan_of_the_day_it_names(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """「下礼拜四我有啥安排」 says 我 and a day, nothing of the plan: the Thursday plan is read
+    (a plan at any time of the day answers it), not only the closest line about the speaker."""
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    rows = [
+        ("下周四下午去市口腔医院拔智齿，要空腹", "event", "我"),
+        ("我每周六上午去游泳", "fact", "我"),
+        ("儿子叫乐乐，上小学二年级", "fact", "儿子"),
+        ("我喜欢喝茉莉花茶", "preference", "我"),
+        ("车钥匙挂在门口的挂钩上", "fact", "我"),
+    ]
+    lines = [MemoryLine(text=t, cls=c, subject=s, source="test") for t, c, s in rows]
+    import_memories(lines, ZHANG, embedder, store)
+    recall = await ReadPath(embedder, store, load_settings().memory).recall(
+        ZHANG, "下礼拜四我有啥安排"
+    )
+    assert ("下周四下午去市口腔医院拔智齿，要空腹", "schedule") in [
+        (r.memory.text, r.why) for r in recall.related
+    ]
+    store.close()
+
+
+async def test_a_question_about_memory_the_lookup_alone_answered_hears_the_nearest(
+    tmp_path: Path, embedder: UseEmbedder
+) -> None:
+    """A question about memory that touches a safety topic brings the constraints; when they
+    are all that was found, the nearest memories are read beside them."""
+    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
+    memories = [
+        Memory("血糖仪和试纸放在爸爸床头柜第二层", ZHANG),
+        Memory(
+            "爸爸有糖尿病，甜食和含糖饮料都要少碰", ZHANG, cls=MemoryClass.SAFETY, subject="爸爸"
+        ),
+        Memory("我每周六上午去游泳", ZHANG),
+        Memory("车钥匙挂在门口的挂钩上", ZHANG),
+        Memory("儿子叫乐乐，上小学二年级", ZHANG),
+        Memory("我喜欢喝茉莉花茶", ZHANG),
+    ]
+    store.upsert(memories, embedder.embed([m.text for m in memories]))
+    # the other routes to an unanchored question's memory, off: only the lookup finds anything
+    settings = load_settings().memory.model_copy(
+        update={"prominence": 0, "topic_terms": 0, "lexical_limit": 0, "cue_limit": 0}
+    )
+    question = "测血糖的那个东西在哪"
+    recall = await ReadPath(embedder, store, settings).recall(ZHANG, question)
+    off = await ReadPath(embedder, store, settings.model_copy(update={"question_nearest": 0}))\
+        .recall(ZHANG, question)  # fmt: skip
+    assert memories[1].text in texts(off.safety) and texts(off.related) == []
+    assert [(r.memory.text, r.why) for r in recall.related][:1] == [(memories[0].text, "nearest")]
+    store.close()
