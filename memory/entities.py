@@ -285,6 +285,18 @@ def given_name(name: str) -> str | None:
 _HAN_ONLY = re.compile(r"[\u4e00-\u9fff]+")
 
 
+def call_names(name: str) -> tuple[str, ...]:
+    """What a family calls a member a three-character full name names, by the common patterns
+    of Chinese address: the given name (顾一诺 → 一诺), its last character doubled (诺诺) or
+    after 小 or 阿 (小诺, 阿诺), and 老 before the surname (老顾). None for other names."""
+    given = given_name(name)
+    if given is None:
+        return ()
+    last = given[-1]
+    forms = (given, last * 2, "小" + last, "阿" + last, "老" + name[0])
+    return tuple(f for f in forms if f not in RELATIONS)
+
+
 def names_in(text: str) -> list[str]:
     """Proper names introduced in a memory's text (「女儿叫小橙子」 → 小橙子); not what a thing
     is called (「那个药叫氨氯地平」)."""
@@ -409,7 +421,11 @@ def mentions(question: str, subject: str | None, names: Iterable[str]) -> bool:
     """Does the question literally name what this memory is about?"""
     if subject and subject not in SELF_WORDS and said_itself(question, subject):
         return True
-    return any(len(name) >= 2 and said_itself(question, name) for name in names)
+    if any(len(name) >= 2 and said_itself(question, name) for name in names):
+        return True
+    # 「诺诺有点咳嗽」 names 顾一诺 as the family calls her
+    full = {n for n in (subject, *names) if n}
+    return any(said_itself(question, call) for n in full for call in call_names(n))
 
 
 def canonical(word: str) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from memory.entities import (
+    call_names,
     entities_for,
     mentions,
     names_in,
@@ -153,3 +154,12 @@ def test_the_word_a_memory_opens_with_may_be_whom_it_is_about(
     text: str, opening: str | None
 ) -> None:
     assert opening_word(text) == opening
+
+
+def test_a_full_name_is_called_as_families_call_people() -> None:
+    """顾一诺 is 一诺, 诺诺, 小诺 or 阿诺 at home, 老顾 by the surname; a nickname has none."""
+    assert set(call_names("顾一诺")) == {"一诺", "诺诺", "小诺", "阿诺", "老顾"}
+    assert call_names("小橙子") == () and call_names("豆豆") == ()
+    assert mentions("诺诺有点咳嗽，给她舀一勺枇杷膏", "顾一诺", ["顾一诺"])
+    assert mentions("老顾今晚去喝酒", "顾晓峰", [])
+    assert not mentions("给鸣鸣买点零食", "顾一诺", ["顾一诺"])
