@@ -339,6 +339,10 @@ def bench_households(
         list[Path], typer.Option("--set", help="a households set (default: the external one)")
     ] = [],  # noqa: B006
     out: Annotated[Path | None, typer.Option(help="write per-question results as JSON")] = None,
+    introduced: Annotated[
+        bool,
+        typer.Option(help="store each household's members as name statements first (a diagnosis)"),
+    ] = False,
     record: Record = False,
 ) -> None:
     """The read path on household sets written outside the project: recall, safety group, noise,
@@ -350,7 +354,11 @@ def bench_households(
     settings = settings_or_exit()
     embedder = UseEmbedder(settings.memory.embedder_threads, settings.memory.embedder_precision)
     sets = set_ or [EXTERNAL / "households.json"]
-    found = run_async(lambda: bench_main(settings, embedder, sets, out, console))
+    found = run_async(
+        lambda: bench_main(settings, embedder, sets, out, console, introduced=introduced)
+    )
+    if introduced:  # a diagnosis: never a row of the table
+        return
     # the table's row is the external set's (the frozen recall sets are reported, not kept)
     rows = [
         row

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import tempfile
 import time
 from collections import Counter
@@ -66,13 +67,20 @@ class HouseholdSet:
     questions: list[Question]
 
 
-def load_set(path: Path) -> HouseholdSet:
+def load_set(path: Path, *, introduced: bool = False) -> HouseholdSet:
+    """A set; ``introduced``: each household's members (``households.*.members``) stored as the
+    name statements an introduction would leave (「我女儿叫顾一诺，小名叫诺诺、囡囡」,
+    「我叫赵立新」), for a set whose memories name members only by full name."""
     data = json.loads(path.read_text())
     if "requests" in data:
         return _requests_set(data)
     memories = {}
     for person, rows in data["persons"].items():
-        memories[person] = rows["memories"] if isinstance(rows, dict) else rows
+        memories[person] = list(rows["memories"] if isinstance(rows, dict) else rows)
+    if introduced:
+        for household, about in data.get("households", {}).items():
+            person = about.get("person", household)
+            memories.setdefault(person, []).extend(introductions(person, about.get("members", [])))
     questions = [
         Question(
             q["id"],
@@ -87,6 +95,33 @@ def load_set(path: Path) -> HouseholdSet:
         for q in data["questions"]
     ]
     return HouseholdSet(memories, questions)
+
+
+# 「女儿 顾一诺(诺诺、囡囡；10个月大)」, 「沈佳怡(说话人)」: relation, name, what they are called
+_MEMBER = re.compile(r"^(?:(\S+)\s+)?([^(（\s]+)\s*[(（]([^)）]*)[)）]")
+
+
+def introductions(person: str, members: Sequence[str]) -> list[dict[str, Any]]:
+    """The name statements a household's member list stands for: the speaker's own name, and
+    each member's relation, name and the short names the list gives (its first clause)."""
+    rows: list[dict[str, Any]] = []
+    for at, member in enumerate(members):
+        match = _MEMBER.match(member.strip())
+        if match is None:
+            continue
+        relation, name, notes = match.groups()
+        if "说话人" in notes:
+            text, subject = f"我叫{name}", "我"
+        elif relation:
+            called = [c.strip() for c in re.split(r"[、，,]", re.split(r"[；;]", notes)[0])]
+            called = [c for c in called if c and len(c) <= 4 and "叫" not in c]
+            text = f"我{relation}叫{name}" + (f"，小名叫{'、'.join(called)}" if called else "")
+            subject = relation
+        else:
+            continue
+        rows.append({"id": f"{person}-introduced-{at}", "text": text, "cls": "fact",
+                     "decay": "volume", "subject": subject})  # fmt: skip
+    return rows
 
 
 def _requests_set(data: dict[str, Any]) -> HouseholdSet:
@@ -314,12 +349,12 @@ def figures(summary: Summary, households: int) -> list[Figure]:
 
 async def main(
     settings: HearthSettings, embedder: Embedder, paths: Sequence[Path], out: Path | None,
-    console: Console,
+    console: Console, *, introduced: bool = False,
 ) -> dict[str, Summary]:  # fmt: skip
     results: dict[str, Summary] = {}
     dumped: dict[str, object] = {}
     for path in paths:
-        outcomes = await run_set(settings, embedder, load_set(path))
+        outcomes = await run_set(settings, embedder, load_set(path, introduced=introduced))
         summary = summarize(outcomes)
         report(path.name, summary, console)
         results[path.name] = summary

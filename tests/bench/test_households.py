@@ -48,3 +48,23 @@ def test_a_class_hearth_does_not_have_is_read_as_a_lasting_fact() -> None:
     assert hearths_class("routine") == "fact"
     assert hearths_class("safety") == "safety"
     assert hearths_class(None) is None
+
+
+def test_a_households_member_list_is_read_as_the_name_statements_it_stands_for() -> None:
+    from bench.households import introductions
+
+    rows = introductions(
+        "sz",
+        [
+            "沈佳怡(说话人)",
+            "女儿 顾一诺(诺诺、囡囡；10个月大)",
+            "丈夫 顾晓峰（老顾、阿峰）",
+            "一句说明",
+        ],
+    )
+    assert [(r["text"], r["subject"]) for r in rows] == [
+        ("我叫沈佳怡", "我"),
+        ("我女儿叫顾一诺，小名叫诺诺、囡囡", "女儿"),
+        ("我丈夫叫顾晓峰，小名叫老顾、阿峰", "丈夫"),
+    ]
+    assert len({r["id"] for r in rows}) == 3
