@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 from memory import kinship
 from memory import names as _names
@@ -218,13 +219,14 @@ _OWNED_AFTER = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def opening_word(text: str) -> str | None:
     """The word a Chinese memory's text opens with when it is a subject that can be someone's
     name or title (「强子有痛风」 → 强子, 「老爷子有房颤」 → 老爷子): two to four characters, not
     the speaker, a pronoun or a relation word the relation readers already know (those are
     matched as relations)."""
     word = _names.first_word(text)
-    if not 2 <= len(word) <= 4 or not all("\u4e00" <= c <= "\u9fff" for c in word):
+    if not 2 <= len(word) <= 4 or not _HAN_ONLY.fullmatch(word):
         return None
     if word.startswith(_PRONOUNS) or word in SELF_WORDS or word in RELATIONS:
         return None

@@ -68,20 +68,28 @@ def _counted(question: str, now: float) -> list[str]:
     return days
 
 
+def _named_days(question: str, now: float | None, *, weekend: bool = False) -> list[str]:
+    """The weekdays a question names, then those it counts from today (given ``now``);
+    ``weekend``: 周末 as Saturday and Sunday."""
+    days = _days(question)
+    if weekend and _WEEKEND.search(question):
+        days += [day for day in ("周六", "周日") if day not in days]
+    if now is not None:
+        days += [day for day in _counted(question, now) if day not in days]
+    return days
+
+
 def asked_whole_days(question: str, now: float | None = None) -> tuple[str, ...]:
     """The keys of every part of the days a question names when it asks what is on then
     (「下礼拜四我有啥安排」, 「这个周末家里有什么事」): a plan at any time of those days
     answers it. 周末 is Saturday and Sunday."""
-    days = _days(question)
-    if _WEEKEND.search(question):
-        days += [day for day in ("周六", "周日") if day not in days]
-    if now is not None:
-        days += [day for day in _counted(question, now) if day not in days]
-    parts = _parts(question) or list(dict.fromkeys(_PART.values()))
+    days = _named_days(question, now, weekend=True)
+    parts = _parts(question) or _ALL_PARTS
     return (*(day + part for day in days for part in parts), *days)
 
 
 _WEEKEND = re.compile(r"(?:周|礼拜|星期)末")
+_ALL_PARTS = list(dict.fromkeys(_PART.values()))
 
 
 def asked(question: str, now: float | None = None) -> tuple[str, ...]:
@@ -90,9 +98,7 @@ def asked(question: str, now: float | None = None) -> tuple[str, ...]:
     from today is its weekday (「明晚」 on a Wednesday: 周四晚上). A question naming a whole day
     only gives none: it is too coarse to be a clash (「钢琴课还是周日上吗？」 is no plan for
     Sunday, and every plan of that day would match)."""
-    days, parts = _days(question), _parts(question)
-    if now is not None:
-        days += [day for day in _counted(question, now) if day not in days]
+    days, parts = _named_days(question, now), _parts(question)
     if not parts:
         return ()
     return (*(day + part for day in days for part in parts), *days)

@@ -605,16 +605,14 @@ async def test_an_anchored_question_about_memory_hears_the_plan_of_the_day_it_na
 ) -> None:
     """「下礼拜四我有啥安排」 says 我 and a day, nothing of the plan: the Thursday plan is read
     (a plan at any time of the day answers it), not only the closest line about the speaker."""
-    store = EdgeMemoryStore(tmp_path / "memory", embedder.dim)
-    rows = [
+    rows: list[tuple[str, str, str | None]] = [
         ("下周四下午去市口腔医院拔智齿，要空腹", "event", "我"),
         ("我每周六上午去游泳", "fact", "我"),
         ("儿子叫乐乐，上小学二年级", "fact", "儿子"),
         ("我喜欢喝茉莉花茶", "preference", "我"),
         ("车钥匙挂在门口的挂钩上", "fact", "我"),
     ]
-    lines = [MemoryLine(text=t, cls=c, subject=s, source="test") for t, c, s in rows]
-    import_memories(lines, ZHANG, embedder, store)
+    store, _ = await _named_household(tmp_path, embedder, rows)
     recall = await ReadPath(embedder, store, load_settings().memory).recall(
         ZHANG, "下礼拜四我有啥安排"
     )
