@@ -445,6 +445,11 @@ class ReadPath:
             whole = _grounds(reading.understood, [r.memory for r in ordered], now)
             if whole is not None and not whole.lacking:
                 result.related, result.beyond, result.grounds = related, [], whole
+        # a plan the schedule search found at the time the question names is what it asks
+        # (「下礼拜四我有啥安排」 and 「下周四下午去…拔智齿」), whatever its words
+        planned = any(r.why == "schedule" for r in result.related)
+        if planned and result.grounds is not None and result.grounds.lacking:
+            result.grounds = replace(result.grounds, lacking=False)
 
     @staticmethod
     def _said_first(reading: _Reading, ordered: list[Recalled]) -> None:

@@ -619,6 +619,8 @@ async def test_an_anchored_question_about_memory_hears_the_plan_of_the_day_it_na
     assert ("下周四下午去市口腔医院拔智齿，要空腹", "schedule") in [
         (r.memory.text, r.why) for r in recall.related
     ]
+    assert recall.grounds is None or not recall.grounds.lacking  # the plan is the answer
+    assert "没有这个问题的答案" not in recall.block
     store.close()
 
 
